@@ -1,0 +1,1 @@
+"""habitus.bench (see DESIGN.md §1)."""

@@ -1,0 +1,1 @@
+"""habitus.capture (see DESIGN.md §1)."""

@@ -1,0 +1,55 @@
+"""Shared output conventions of every command (DESIGN §3).
+
+`--json` prints exactly one JSON document on stdout; human text goes to stdout only without it;
+progress and warnings go to stderr; a user error is one line on stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+stdout = Console()
+stderr = Console(stderr=True)
+
+JsonOption = typer.Option(False, "--json", help="Print one JSON document on stdout and nothing else there.")
+
+
+class UserError(Exception):
+    """An error caused by the user's input or environment: shown as one line, exit code 1."""
+
+
+def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
+    """Print `data` as JSON (`--json`) or through `render` for people."""
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_jsonable) + "\n")
+        sys.stdout.flush()
+    elif render is not None:
+        render(data)
+    else:
+        stdout.print_json(json.dumps(data, default=_jsonable))
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print a one-line error on stderr and exit (no traceback)."""
+    sys.stderr.write(f"habitus: error: {message.splitlines()[0] if message else 'failed'}\n")
+    raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    stderr.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "value"):
+        return value.value
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    return str(value)

@@ -1,0 +1,1 @@
+"""habitus.context (see DESIGN.md §1)."""

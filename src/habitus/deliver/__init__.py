@@ -1,0 +1,1 @@
+"""habitus.deliver (see DESIGN.md §1)."""

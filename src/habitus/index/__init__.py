@@ -1,0 +1,1 @@
+"""habitus.index (see DESIGN.md §1)."""

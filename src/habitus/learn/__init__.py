@@ -1,0 +1,1 @@
+"""habitus.learn (see DESIGN.md §1)."""

@@ -1,0 +1,1 @@
+"""habitus.llm (see DESIGN.md §1)."""

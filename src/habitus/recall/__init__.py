@@ -1,0 +1,1 @@
+"""habitus.recall (see DESIGN.md §1)."""

@@ -1,0 +1,1 @@
+"""habitus.refine (see DESIGN.md §1)."""

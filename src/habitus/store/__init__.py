@@ -1,0 +1,1 @@
+"""habitus.store (see DESIGN.md §1)."""

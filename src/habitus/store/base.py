@@ -1,0 +1,67 @@
+"""The `Store` protocol: what callers may ask of persistence, whatever the backend.
+
+SQLite (`habitus.store.sqlite_store`) is the embedded default; a Postgres store implements the
+same protocol. Areas other than traces keep their tables in their own `habitus.store.<area>`
+modules on the same connection (`store.conn`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from habitus.core import Trace
+
+
+@dataclass
+class TraceSummary:
+    """One row of `traces list`: enough to choose a trace without loading its steps."""
+
+    id: str
+    source_format: str
+    agent: str
+    subject: str | None
+    cwd: str | None
+    started: str | None
+    ended: str | None
+    task: str
+    steps: int
+    tool_calls: int
+    outcome: str
+    source_path: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class FileState:
+    """How far a source file was ingested, for idempotent and incremental re-ingest."""
+
+    path: str
+    size: int
+    mtime: float
+    offset: int  # bytes consumed (only whole lines)
+    head_hash: str  # hash of the first bytes, to notice a file replaced in place
+
+
+class Store(Protocol):
+    def put_trace(self, trace: Trace) -> bool:
+        """Insert or replace a trace (and its steps); True when something changed."""
+
+    def get_trace(self, trace_id: str) -> Trace | None: ...
+
+    def list_traces(self, *, subject: str | None = None, since: str | None = None,
+                    limit: int | None = None) -> list[TraceSummary]: ...
+
+    def iter_traces(self, *, subject: str | None = None) -> Iterator[Trace]: ...
+
+    def search_traces(self, query: str, *, limit: int = 20) -> list[TraceSummary]:
+        """Full-text search over task and message text."""
+
+    def get_file_state(self, path: str) -> FileState | None: ...
+
+    def set_file_state(self, state: FileState) -> None: ...
+
+    def close(self) -> None: ...

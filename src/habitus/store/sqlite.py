@@ -1,0 +1,104 @@
+"""The embedded SQLite database: connection settings (WAL, busy timeout) and versioned migrations.
+
+Each area that persists something owns its tables in its own module under `habitus.store`
+and declares them as a *component* with an ordered list of migrations; `ensure_schema` applies
+the missing ones once, inside a transaction, and records the version in `schema_versions`.
+This keeps areas independent while every schema change stays versioned.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from habitus.store.home import default_db_path
+
+BUSY_TIMEOUT_MS = 30_000
+_applied: dict[tuple[str, str], int] = {}
+_applied_lock = threading.Lock()
+
+
+class StoreError(RuntimeError):
+    """The store could not be opened or migrated; the message says why in one line."""
+
+
+def connect(path: Path | str | None = None, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open the database (creating folders and file), in WAL mode with a busy timeout."""
+    db_path = Path(path) if path is not None else default_db_path()
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   check_same_thread=False)
+        else:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(db_path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                                   isolation_level=None)
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(f"cannot open store {db_path}: {exc}") from exc
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not readonly:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError:
+            pass  # another process holds a lock while switching; WAL is persistent once set
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def ensure_schema(conn: sqlite3.Connection, component: str, migrations: Sequence[str]) -> int:
+    """Apply the migrations of `component` that this database has not seen yet.
+
+    `migrations[i]` is a SQL script taking the component from version i to i + 1. Safe to call
+    on every open and from concurrent processes (BEGIN IMMEDIATE serializes migrators).
+    """
+    key = (_db_identity(conn), component)
+    with _applied_lock:
+        if _applied.get(key) == len(migrations):
+            return len(migrations)
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+    row = conn.execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
+    if row is None or row[0] < len(migrations):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
+            current = row[0] if row else 0
+            if current > len(migrations):
+                raise StoreError(f"store schema for {component} is newer ({current}) than this habitus knows")
+            for script in migrations[current:]:
+                for statement in _split_sql(script):
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_versions(component, version) VALUES (?, ?) "
+                "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                (component, len(migrations)),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    with _applied_lock:
+        _applied[key] = len(migrations)
+    return len(migrations)
+
+
+def _db_identity(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return f"{id(conn)}:{row[2] if row else ''}"
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration script into statements (sqlite3.execute runs one at a time)."""
+    statements, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements
