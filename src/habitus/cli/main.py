@@ -16,7 +16,10 @@ from habitus.cli.output import UserError
 
 app = typer.Typer(
     name="habitus",
-    help="Make AI agents learn from their own past runs: ingest traces, learn workflows, hand the next run what it needs.",
+    help=(
+        "Make AI agents learn from their own past runs: ingest traces, learn workflows, "
+        "hand the next run what it needs."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

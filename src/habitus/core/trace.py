@@ -7,11 +7,11 @@ Pure data and (de)serialization only; no I/O (DESIGN §1).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class StepKind(str, Enum):
+class StepKind(StrEnum):
     """What a step is: a message from one side, or a tool call paired with its result."""
 
     USER = "user"
@@ -21,13 +21,13 @@ class StepKind(str, Enum):
     SUMMARY = "summary"  # a compaction summary written by the agent harness
 
 
-class OutcomeStatus(str, Enum):
+class OutcomeStatus(StrEnum):
     SUCCESS = "success"
     FAILURE = "failure"
     UNKNOWN = "unknown"
 
 
-class OutcomeSource(str, Enum):
+class OutcomeSource(StrEnum):
     """Where an outcome came from. Never 'the model said so' (DESIGN §2.5)."""
 
     CHECKS = "checks"

@@ -136,7 +136,8 @@ class Pitfall:
     def from_dict(cls, data: dict[str, Any]) -> Pitfall:
         t = data.get("trigger") or {}
         return cls(text=str(data.get("text", "")),
-                   trigger=Trigger(on=t.get("on", "command"), all=list(t.get("all") or []), none=list(t.get("none") or [])),
+                   trigger=Trigger(on=t.get("on", "command"), all=list(t.get("all") or []),
+                                   none=list(t.get("none") or [])),
                    evidence=dict(data.get("evidence") or {}))
 
 

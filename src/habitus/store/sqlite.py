@@ -8,6 +8,7 @@ This keeps areas independent while every schema change stays versioned.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -40,10 +41,9 @@ def connect(path: Path | str | None = None, *, readonly: bool = False) -> sqlite
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
-        try:
+        # another process may hold a lock while switching; WAL is persistent once set
+        with contextlib.suppress(sqlite3.OperationalError):
             conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError:
-            pass  # another process holds a lock while switching; WAL is persistent once set
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
