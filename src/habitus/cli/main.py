@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "habitus.cli.ingest_cmd",
     "habitus.cli.traces_cmd",
     "habitus.cli.memory_cmd",
+    "habitus.cli.recall_cmd",
     "habitus.cli.deliver_cmd",
     "habitus.cli.refine_cmd",
     "habitus.cli.context_cmd",

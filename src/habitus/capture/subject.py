@@ -1,0 +1,51 @@
+"""Repo identity ("subject") for per-repo memory: the root commit hash, plus the remote URL when present.
+
+Every clone of a repo shares its root commit, so they share memory (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+
+GIT_TIMEOUT_S = 5
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def repo_root(path: str | Path) -> Path | None:
+    """The top folder of the git work tree containing `path`, or None outside git."""
+    start = Path(path)
+    if not start.exists():
+        return None
+    out = _git(start if start.is_dir() else start.parent, "rev-parse", "--show-toplevel")
+    return Path(out) if out else None
+
+
+@functools.lru_cache(maxsize=256)
+def _subject_for_root(root: str) -> str | None:
+    roots = _git(Path(root), "rev-list", "--max-parents=0", "HEAD")
+    if not roots:
+        return None
+    root_commit = sorted(roots.split())[0]
+    remote = _git(Path(root), "config", "--get", "remote.origin.url")
+    return f"{root_commit}@{remote}" if remote else root_commit
+
+
+def repo_subject(path: str | Path) -> str | None:
+    """Subject of the repo containing `path` (`<root commit>[@<remote url>]`), or None if not a repo."""
+    root = repo_root(path)
+    return _subject_for_root(str(root)) if root else None
+
+
+def subject_root_commit(subject: str) -> str:
+    """The root-commit part of a subject, for matching clones with different remotes."""
+    return subject.split("@", 1)[0]
