@@ -1,0 +1,84 @@
+"""The pricing table: tolerant model-name matching and cost arithmetic."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from habitus.core import Usage
+from habitus.llm.pricing import all_prices, cost_of, get_price, normalize_model_name
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("gpt-4o", "gpt-4o"),
+        ("gpt-4o-2024-08-06", "gpt-4o"),
+        ("openai/gpt-4o-mini", "gpt-4o-mini"),
+        ("gpt-4o-mini-search-preview", "gpt-4o-mini"),
+        ("gpt-4.1-2025-04-14", "gpt-4.1"),
+        ("gpt-5.1-codex-mini", "gpt-5.1-codex-mini"),
+        ("o3-mini-2025-01-31", "o3-mini"),
+        ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+        ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ("claude-opus-4-1-20250805", "claude-opus-4-1"),
+        ("us.anthropic.claude-3-5-sonnet-20240620-v1:0", "claude-3-5-sonnet"),
+        ("claude-3-5-sonnet@20240620", "claude-3-5-sonnet"),
+        ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
+        ("llama3.1:8b", "llama3"),
+        ("qwen2.5-coder:32b", "qwen2.5"),
+    ],
+)
+def test_get_price_matches_model_name_variants(name: str, expected: str) -> None:
+    price = get_price(name)
+    assert price is not None, name
+    assert price.model == expected
+
+
+@pytest.mark.parametrize("name", ["gpt-4", "totally-unknown-model", "", "deepseek-v3"])
+def test_get_price_returns_none_for_unknown_models(name: str) -> None:
+    assert get_price(name) is None
+
+
+def test_normalize_model_name_strips_prefix_date_and_tag() -> None:
+    assert normalize_model_name("OpenRouter/Anthropic/Claude-Sonnet-4.5") == "claude-sonnet-4-5"
+    assert normalize_model_name("deepseek-v3") == "deepseek-v3"
+
+
+def test_every_entry_has_date_provider_and_nonnegative_prices() -> None:
+    prices = all_prices()
+    assert len(prices) >= 30
+    for p in prices:
+        assert p.taken and p.provider in {"openai", "anthropic", "local"}
+        assert min(p.input, p.cached_input, p.cache_write, p.output) >= 0
+        if p.provider == "anthropic":
+            assert p.cache_write_1h is not None and p.cache_write_1h > p.cache_write > p.input > p.cached_input
+            assert p.cache_min_tokens in (1024, 2048, 4096)
+
+
+def test_cost_of_adds_each_token_class_at_its_rate() -> None:
+    usage = Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000, cache_write_tokens=1_000_000,
+                  output_tokens=1_000_000)
+    # claude-sonnet-4-5: 3 + 0.30 + 3.75 + 15
+    assert cost_of(usage, "claude-sonnet-4-5-20250929") == pytest.approx(22.05)
+    # 1-hour writes cost 6.00 instead of 3.75
+    assert cost_of(usage, "claude-sonnet-4-5", cache_ttl="1h") == pytest.approx(24.30)
+    assert cost_of(Usage(input_tokens=1000, output_tokens=1000), "gpt-4o") == pytest.approx(0.0125)
+    assert cost_of(usage, "llama3.3:70b") == 0.0
+    assert cost_of(usage, "no-such-model") is None
+
+
+def test_user_override_file_adds_and_replaces_prices(habitus_home) -> None:
+    (habitus_home / "pricing.json").write_text(json.dumps({
+        "taken": "2026-01-01",
+        "models": {
+            "gpt-4o": {"provider": "openai", "input": 1, "output": 2},
+            "my-finetune": {"provider": "openai", "input": 7, "output": 9, "aliases": ["ft-mine"]},
+        },
+    }))
+    assert get_price("gpt-4o").input == 1.0
+    assert get_price("gpt-4o").cached_input == 1.0  # defaults to input when absent
+    assert get_price("ft-mine").model == "my-finetune"
+    assert get_price("ft-mine").taken == "2026-01-01"
