@@ -1,0 +1,336 @@
+"""Persistence of procedural memory: records, workflows (with lifecycle counters) and the hand-over log.
+
+Tables belong to the `memory` component and are migrated with `habitus.store.sqlite.ensure_schema`.
+Workflows are stored as their `to_dict()` JSON plus queryable columns (subject, root commit, status,
+counters, last verification); the columns win over the JSON on load, so counter updates are single
+UPDATE statements that concurrent hook processes can run safely. Workflows of a subject are found
+by the subject's root commit, so every clone of a repo shares memory (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from habitus.core.record import Record
+from habitus.core.workflow import WORKFLOW_STATUSES, Counters, Workflow
+from habitus.store.sqlite import ensure_schema
+
+COMPONENT = "memory"
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE IF NOT EXISTS learn_records (
+        trace_id TEXT PRIMARY KEY,
+        subject TEXT,
+        root TEXT,
+        session_id TEXT,
+        date TEXT,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS learn_records_root ON learn_records(root);
+    CREATE INDEX IF NOT EXISTS learn_records_session ON learn_records(session_id);
+    CREATE TABLE IF NOT EXISTS workflows (
+        id TEXT PRIMARY KEY,
+        subject TEXT,
+        root TEXT,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active',
+        origin TEXT NOT NULL DEFAULT 'learned',
+        shown INTEGER NOT NULL DEFAULT 0,
+        helped INTEGER NOT NULL DEFAULT 0,
+        misled INTEGER NOT NULL DEFAULT 0,
+        stale INTEGER NOT NULL DEFAULT 0,
+        last_verified TEXT,
+        status_reason TEXT,
+        data TEXT NOT NULL,
+        created TEXT NOT NULL,
+        updated TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS workflows_root_status ON workflows(root, status);
+    CREATE TABLE IF NOT EXISTS handovers (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT,
+        subject TEXT,
+        root TEXT,
+        task TEXT,
+        cwd TEXT,
+        chars INTEGER NOT NULL DEFAULT 0,
+        created TEXT NOT NULL,
+        feedback_trace TEXT,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS handovers_session ON handovers(session_id);
+    CREATE INDEX IF NOT EXISTS handovers_root ON handovers(root);
+    """,
+)
+
+# Lifecycle rule (issue "Procedural memory" §5), enforced wherever counters change.
+SUSPEND_MIN_SHOWN = 3
+SUSPEND_MISLED_RATE = 0.6
+SUSPEND_STALE_RATE = 0.5
+
+
+def ensure_memory_schema(conn: sqlite3.Connection) -> None:
+    ensure_schema(conn, COMPONENT, MIGRATIONS)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _root(subject: str | None) -> str | None:
+    return subject.split("@", 1)[0] if subject else None
+
+
+def suspension_reason(counters: Counters) -> str | None:
+    """Why a workflow with these counters must be suspended, or None.
+
+    Rates need at least SUSPEND_MIN_SHOWN observations so one bad show does not bury a workflow:
+    misled rate = misled / (helped + misled) once that many shows got feedback; stale rate =
+    stale / shown once shown that often.
+    """
+    rated = counters.helped + counters.misled
+    if counters.shown >= SUSPEND_MIN_SHOWN and rated >= SUSPEND_MIN_SHOWN \
+            and counters.misled / rated >= SUSPEND_MISLED_RATE:
+        return f"misled {counters.misled} of {rated} rated shows"
+    if counters.shown >= SUSPEND_MIN_SHOWN and counters.stale / counters.shown >= SUSPEND_STALE_RATE:
+        return f"stale {counters.stale} of {counters.shown} shows"
+    return None
+
+
+# --- workflows -------------------------------------------------------------------------------------------
+
+
+def _row_to_workflow(row: sqlite3.Row) -> Workflow:
+    wf = Workflow.from_dict(json.loads(row["data"]))
+    wf.status = row["status"]
+    wf.subject = row["subject"]
+    wf.counters = Counters(shown=row["shown"], helped=row["helped"], misled=row["misled"], stale=row["stale"])
+    if row["last_verified"]:
+        wf.provenance.last_verified = row["last_verified"]
+    if row["status_reason"]:
+        wf.extra["status_reason"] = row["status_reason"]
+    else:
+        wf.extra.pop("status_reason", None)
+    return wf
+
+
+def _upsert(conn: sqlite3.Connection, wf: Workflow, subject: str | None, origin: str, now: str,
+            keep_counters: bool) -> None:
+    data = wf.to_dict()
+    data.pop("status_reason", None)
+    counter_update = "" if keep_counters else (
+        ", shown = excluded.shown, helped = excluded.helped, misled = excluded.misled, stale = excluded.stale,"
+        " status_reason = NULL")
+    conn.execute(
+        "INSERT INTO workflows(id, subject, root, name, status, origin, shown, helped, misled, stale, last_verified,"
+        " data, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+        "ON CONFLICT(id) DO UPDATE SET subject = excluded.subject, root = excluded.root, name = excluded.name,"
+        " status = CASE WHEN workflows.status = 'archived' THEN 'archived' ELSE excluded.status END,"
+        " origin = excluded.origin, data = excluded.data, updated = excluded.updated,"
+        " last_verified = COALESCE(excluded.last_verified, workflows.last_verified)" + counter_update,
+        (wf.id, subject, _root(subject), wf.name, wf.status if wf.status in WORKFLOW_STATUSES else "active", origin,
+         wf.counters.shown, wf.counters.helped, wf.counters.misled, wf.counters.stale,
+         wf.provenance.last_verified, json.dumps(data, ensure_ascii=False), now, now),
+    )
+
+
+def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workflow]) -> None:
+    """Replace the subject's learned build with `workflows` (one transaction).
+
+    Learned workflows of the subject that are not in the new build are deleted unless archived
+    (archiving is the user's decision and survives relearning). A workflow whose id survives keeps
+    its counters when it was active; a suspended one is reset and reactivated ("until relearned").
+    Imported workflows are left alone.
+    """
+    ensure_memory_schema(conn)
+    now = _now()
+    root = _root(subject)
+    ids = [w.id for w in workflows]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        old = {r["id"]: r["status"] for r in conn.execute(
+            "SELECT id, status FROM workflows WHERE root IS ? AND origin = 'learned'", (root,))}
+        for wf_id, status in old.items():
+            if wf_id not in ids and status != "archived":
+                conn.execute("DELETE FROM workflows WHERE id = ?", (wf_id,))
+        for wf in workflows:
+            wf.subject = subject
+            if wf.status not in WORKFLOW_STATUSES or wf.status == "suspended":
+                wf.status = "active"
+            _upsert(conn, wf, subject, "learned", now, keep_counters=old.get(wf.id) == "active")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow]) -> list[str]:
+    """Insert or update imported workflows (attached to `subject`), keeping everything else; returns ids."""
+    ensure_memory_schema(conn)
+    now = _now()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for wf in workflows:
+            target = subject if subject is not None else wf.subject
+            wf.subject = target
+            _upsert(conn, wf, target, "imported", now, keep_counters=False)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return [w.id for w in workflows]
+
+
+def load_workflows(conn: sqlite3.Connection, subject: str | None = None, *,
+                   status: str | None = "active") -> list[Workflow]:
+    """Workflows of a subject (matched by root commit; None: all subjects) with `status` (None: any)."""
+    ensure_memory_schema(conn)
+    sql, args = "SELECT * FROM workflows WHERE 1 = 1", []
+    if subject is not None:
+        sql += " AND root = ?"
+        args.append(_root(subject))
+    if status is not None:
+        sql += " AND status = ?"
+        args.append(status)
+    return [_row_to_workflow(r) for r in conn.execute(sql + " ORDER BY subject, id", args)]
+
+
+def get_workflow(conn: sqlite3.Connection, workflow_id: str) -> Workflow | None:
+    ensure_memory_schema(conn)
+    row = conn.execute("SELECT * FROM workflows WHERE id = ?", (workflow_id,)).fetchone()
+    return _row_to_workflow(row) if row else None
+
+
+def set_workflow_status(conn: sqlite3.Connection, workflow_id: str, status: str, reason: str | None = None) -> None:
+    """Set active | suspended | archived. Raises KeyError for an unknown id, ValueError for a bad status."""
+    if status not in WORKFLOW_STATUSES:
+        raise ValueError(f"unknown workflow status {status!r} (one of {', '.join(WORKFLOW_STATUSES)})")
+    ensure_memory_schema(conn)
+    cur = conn.execute("UPDATE workflows SET status = ?, status_reason = ?, updated = ? WHERE id = ?",
+                       (status, reason, _now(), workflow_id))
+    if cur.rowcount == 0:
+        raise KeyError(workflow_id)
+
+
+def bump_counters(conn: sqlite3.Connection, workflow_id: str, *, shown: int = 0, helped: int = 0, misled: int = 0,
+                  stale: int = 0) -> Counters | None:
+    """Add to a workflow's counters; suspends an active workflow that crosses the lifecycle rule.
+
+    Returns the new counters, or None when the workflow does not exist (it may have been relearned).
+    """
+    ensure_memory_schema(conn)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("UPDATE workflows SET shown = shown + ?, helped = helped + ?, misled = misled + ?,"
+                     " stale = stale + ?, updated = ? WHERE id = ?",
+                     (shown, helped, misled, stale, _now(), workflow_id))
+        row = conn.execute("SELECT status, shown, helped, misled, stale FROM workflows WHERE id = ?",
+                           (workflow_id,)).fetchone()
+        if row is None:
+            conn.execute("COMMIT")
+            return None
+        counters = Counters(shown=row["shown"], helped=row["helped"], misled=row["misled"], stale=row["stale"])
+        reason = suspension_reason(counters)
+        if reason and row["status"] == "active":
+            conn.execute("UPDATE workflows SET status = 'suspended', status_reason = ? WHERE id = ?",
+                         (reason, workflow_id))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return counters
+
+
+def set_last_verified(conn: sqlite3.Connection, workflow_id: str, when: str) -> None:
+    ensure_memory_schema(conn)
+    conn.execute("UPDATE workflows SET last_verified = ? WHERE id = ?", (when, workflow_id))
+
+
+# --- hand-over log ---------------------------------------------------------------------------------------
+
+
+def log_handover(conn: sqlite3.Connection, entry: dict[str, Any]) -> int:
+    """Append a hand-over to the log; returns its id.
+
+    Expected keys: task, session_id, subject, cwd, workflows (ids), steps (shown steps, each with
+    `workflow` and `place` {file, chain}), stale, moved, chars, created (defaults to now).
+    """
+    ensure_memory_schema(conn)
+    data = dict(entry)
+    data.setdefault("created", _now())
+    cur = conn.execute(
+        "INSERT INTO handovers(session_id, subject, root, task, cwd, chars, created, data) VALUES (?,?,?,?,?,?,?,?)",
+        (data.get("session_id"), data.get("subject"), _root(data.get("subject")), data.get("task"), data.get("cwd"),
+         int(data.get("chars") or 0), data["created"], json.dumps(data, ensure_ascii=False, default=str)),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def list_handovers(conn: sqlite3.Connection, *, session_id: str | None = None,
+                   subject: str | None = None) -> list[dict[str, Any]]:
+    """Logged hand-overs, oldest first, each the logged entry plus `id` and `feedback_trace`."""
+    ensure_memory_schema(conn)
+    sql, args = "SELECT id, feedback_trace, data FROM handovers WHERE 1 = 1", []
+    if session_id is not None:
+        sql += " AND session_id = ?"
+        args.append(session_id)
+    if subject is not None:
+        sql += " AND root = ?"
+        args.append(_root(subject))
+    out = []
+    for row in conn.execute(sql + " ORDER BY id", args):
+        entry = json.loads(row["data"])
+        entry["id"] = row["id"]
+        entry["feedback_trace"] = row["feedback_trace"]
+        out.append(entry)
+    return out
+
+
+def mark_handover_feedback(conn: sqlite3.Connection, handover_id: int, trace_id: str) -> bool:
+    """Record that a trace's feedback was applied to a hand-over; False when it already was."""
+    ensure_memory_schema(conn)
+    cur = conn.execute("UPDATE handovers SET feedback_trace = ? WHERE id = ? AND feedback_trace IS NULL",
+                       (trace_id, handover_id))
+    return cur.rowcount > 0
+
+
+# --- records ---------------------------------------------------------------------------------------------
+
+
+def save_records(conn: sqlite3.Connection, records: Iterable[Record]) -> int:
+    """Insert or replace records (keyed by trace id); returns how many were written."""
+    ensure_memory_schema(conn)
+    rows = [(r.trace_id, r.subject, _root(r.subject), r.session_id, r.date, json.dumps(r.to_dict(), ensure_ascii=False))
+            for r in records]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("INSERT OR REPLACE INTO learn_records(trace_id, subject, root, session_id, date, data)"
+                         " VALUES (?,?,?,?,?,?)", rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(rows)
+
+
+def load_records(conn: sqlite3.Connection, subject: str | None = None) -> list[Record]:
+    """Records of a subject (by root commit; None: all), oldest first."""
+    ensure_memory_schema(conn)
+    if subject is None:
+        rows = conn.execute("SELECT data FROM learn_records ORDER BY date, trace_id")
+    else:
+        rows = conn.execute("SELECT data FROM learn_records WHERE root = ? ORDER BY date, trace_id",
+                            (_root(subject),))
+    return [Record.from_dict(json.loads(r["data"])) for r in rows]
+
+
+def record_subjects(conn: sqlite3.Connection) -> list[str]:
+    """Distinct subjects that have records."""
+    ensure_memory_schema(conn)
+    return [r[0] for r in conn.execute("SELECT DISTINCT subject FROM learn_records WHERE subject IS NOT NULL"
+                                       " ORDER BY subject")]
