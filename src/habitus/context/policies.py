@@ -134,7 +134,7 @@ def parse_policy(spec: str) -> Policy:
             return Policy(kind="keep-last", keep=keep, spec=text)
         sname, _, sval = tail.partition(":")
         if sname != "summary" or not sval:
-            raise PolicyError(f"bad suffix {tail!r} in policy {spec!r}; expected +summary:W")
+            raise PolicyError(f"bad suffix {tail!r} in policy {spec!r}; expected {USAGE}")
         window = _int(sval, "W", spec, allow_negative_one=True)
         return Policy(kind="keep-last", keep=keep, summary_window=window, spec=text)
     if name == "clear-results" and rest:
