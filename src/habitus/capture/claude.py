@@ -1,0 +1,274 @@
+"""Reader for Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
+
+One file is one trace. Sidechain lines (subagents run through `Task`/`Agent`) stay in the trace,
+marked `sidechain` with their agent id; subagent files of their own (`<session>/subagents/agent-*.jsonl`
+and the older sibling `agent-*.jsonl`) become traces of their own whose `meta.parent_session` names
+the session that launched them. Assistant lines that share `message.id` are parts of one API
+response: its usage is counted once (from the last line, which carries the final output count)
+on the first step of the response.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from habitus.capture.common import (
+    ReadResult,
+    as_int,
+    block_text,
+    exit_code_in,
+    finish_trace,
+    iter_json_lines,
+    make_tool_output,
+    tool_step,
+)
+from habitus.core import Step, StepKind, ToolCall, Trace, Usage
+
+# Line types that carry nothing for a trace (harness bookkeeping); they are not "unknown".
+_IGNORED_TYPES = frozenset({"progress", "file-history-snapshot", "queue-operation", "custom-title",
+                            "last-prompt", "tag", "agent-name", "pr-link"})
+_META_PREFIXES = ("<command-", "<local-command", "Caveat:", "<system-reminder>", "[Request interrupted")
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+SHELL_TOOLS = frozenset({"Bash", "BashOutput", "bash"})
+
+
+def usage_from_claude(raw: dict[str, Any] | None) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    return Usage(
+        input_tokens=as_int(raw.get("input_tokens")),
+        cache_read_tokens=as_int(raw.get("cache_read_input_tokens")),
+        cache_write_tokens=as_int(raw.get("cache_creation_input_tokens")),
+        output_tokens=as_int(raw.get("output_tokens")),
+    )
+
+
+class _State:
+    """Pairing and de-duplication state while one file is read."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, ToolCall] = {}
+        self.usage_step: dict[str, Step] = {}  # message.id -> the step that carries its usage
+        self.chain_root: dict[str, str] = {}  # uuid -> uuid of the first line of its chain
+
+
+def read_claude(path: Path, *, start: int = 0) -> ReadResult:
+    """Read one Claude Code session file (from byte `start` for an incremental read)."""
+    result = ReadResult(format="claude")
+    state = _State()
+    trace: Trace | None = None
+    named = False
+    for line in iter_json_lines(path, result, start):
+        kind = line.get("type")
+        if trace is None:
+            trace = _new_trace(path, line)
+            named = bool(line.get("sessionId"))
+        elif not named and line.get("sessionId"):
+            trace = _renamed(trace, _new_trace(path, line))
+            named = True
+        if kind in ("user", "assistant"):
+            _read_message(trace, state, line, result)
+        elif kind == "summary":
+            if line.get("summary"):
+                trace.meta.setdefault("titles", []).append(str(line["summary"]))
+        elif kind == "system":
+            text = line.get("content")
+            if isinstance(text, str) and text.strip():
+                trace.steps.append(Step(kind=StepKind.SYSTEM, text=text, timestamp=line.get("timestamp"),
+                                        sidechain=bool(line.get("isSidechain")),
+                                        meta={"subtype": line.get("subtype")} if line.get("subtype") else {}))
+        elif kind in _IGNORED_TYPES:
+            continue
+        else:
+            result.unknown_types[f"claude:{kind}"] += 1
+            result.skipped_lines += 1
+            continue
+        _note_line_context(trace, line)
+    if trace is not None and (trace.steps or start == 0):
+        result.traces.append(finish_trace(trace))
+    return result
+
+
+def _new_trace(path: Path, line: dict[str, Any]) -> Trace:
+    session = line.get("sessionId") or path.stem
+    agent_id = line.get("agentId")
+    is_subagent_file = path.name.startswith("agent-") or path.parent.name == "subagents"
+    trace = Trace(id=str(session), source_format="claude", agent="claude-code", session_id=str(session),
+                  source_path=str(path))
+    if is_subagent_file:
+        agent_id = agent_id or path.stem.removeprefix("agent-")
+        trace.id = f"{session}:{agent_id}"
+        trace.meta["parent_session"] = str(session)
+        trace.meta["agent_id"] = agent_id
+        if path.parent.name == "subagents":  # <project>/<session>/subagents/agent-x.jsonl
+            trace.session_id = path.parent.parent.name or str(session)
+            trace.meta["parent_session"] = trace.session_id
+            trace.id = f"{trace.session_id}:{agent_id}"
+    return trace
+
+
+def _renamed(old: Trace, new: Trace) -> Trace:
+    """The trace under the session id learnt from a later line, keeping what was read so far."""
+    new.steps, new.meta = old.steps, {**old.meta, **new.meta}
+    new.cwd, new.git_branch, new.model = old.cwd, old.git_branch, old.model
+    return new
+
+
+def _note_line_context(trace: Trace, line: dict[str, Any]) -> None:
+    cwd = line.get("cwd")
+    if cwd and not trace.cwd:
+        trace.cwd = cwd
+    branch = line.get("gitBranch")
+    if branch:
+        trace.git_branch = branch
+    version = line.get("version")
+    if version and "agent_version" not in trace.meta:
+        trace.meta["agent_version"] = version
+
+
+def _agent_id(state: _State, line: dict[str, Any]) -> str | None:
+    uuid, parent = line.get("uuid"), line.get("parentUuid")
+    root = state.chain_root.get(parent, uuid) if parent else uuid
+    if uuid:
+        state.chain_root[uuid] = root or uuid
+    if not line.get("isSidechain"):
+        return None
+    return line.get("agentId") or root
+
+
+def _step_meta(trace: Trace, line: dict[str, Any]) -> dict[str, Any]:
+    cwd = line.get("cwd")
+    return {"cwd": cwd} if cwd and trace.cwd and cwd != trace.cwd else {}
+
+
+def _read_message(trace: Trace, state: _State, line: dict[str, Any], result: ReadResult) -> None:
+    message = line.get("message")
+    agent_id = _agent_id(state, line)
+    if not isinstance(message, dict):
+        result.skipped_lines += 1
+        result.unknown_types[f"claude:{line.get('type')}:no-message"] += 1
+        return
+    sidechain = bool(line.get("isSidechain"))
+    stamp = line.get("timestamp")
+    content = message.get("content")
+    common = {"timestamp": stamp, "sidechain": sidechain, "agent_id": agent_id}
+    if line.get("type") == "user":
+        _read_user(trace, state, line, content, common)
+        return
+    model = message.get("model")
+    if model and model != "<synthetic>" and not trace.model and not sidechain:
+        trace.model = model
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": block_text(content)}]
+    first_step: Step | None = None
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            if not (block.get("text") or "").strip():
+                continue
+            step = Step(kind=StepKind.ASSISTANT, text=block["text"], meta=_step_meta(trace, line), **common)
+        elif btype in ("thinking", "redacted_thinking"):
+            text = block.get("thinking") or ""
+            if not text.strip():
+                continue
+            step = Step(kind=StepKind.ASSISTANT, text=text, meta={"thinking": True, **_step_meta(trace, line)},
+                        **common)
+        elif btype in ("tool_use", "server_tool_use"):
+            tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+            step = tool_step(str(block.get("name") or "?"), tool_input, block.get("id"), stamp,
+                             sidechain=sidechain, agent_id=agent_id, meta=_step_meta(trace, line))
+            if block.get("id"):
+                state.pending[block["id"]] = step.tool  # type: ignore[assignment]
+        else:
+            result.unknown_types[f"claude:block:{btype}"] += 1
+            continue
+        trace.steps.append(step)
+        first_step = first_step or step
+    _attach_usage(state, line, message, first_step)
+
+
+def _attach_usage(state: _State, line: dict[str, Any], message: dict[str, Any], first: Step | None) -> None:
+    usage = usage_from_claude(message.get("usage"))
+    if usage is None:
+        return
+    msg_id = message.get("id") or line.get("requestId") or line.get("uuid")
+    holder = state.usage_step.get(msg_id)
+    if holder is None:
+        if first is None:
+            return
+        holder = first
+        state.usage_step[msg_id] = holder
+    holder.usage = usage  # the last line of a response carries its final figures
+    holder.meta["message_id"] = msg_id
+    if line.get("requestId"):
+        holder.meta["request_id"] = line["requestId"]
+
+
+def _read_user(trace: Trace, state: _State, line: dict[str, Any], content: Any, common: dict[str, Any]) -> None:
+    meta = _step_meta(trace, line)
+    if isinstance(content, list):
+        texts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                _pair_result(trace, state, line, block, common)
+            else:
+                texts.append(block)
+        text = block_text(texts)
+    else:
+        text = block_text(content)
+    if not text.strip():
+        return
+    command = _slash_command(text)
+    if command:
+        text = command
+    if line.get("isCompactSummary"):
+        kind = StepKind.SUMMARY
+    elif not command and (line.get("isMeta") or text.lstrip().startswith(_META_PREFIXES)):
+        kind = StepKind.SYSTEM
+    else:
+        kind = StepKind.USER
+    trace.steps.append(Step(kind=kind, text=text, meta=meta, **common))
+
+
+def _slash_command(text: str) -> str | None:
+    """`/name args` for a user line that invoked a slash command (its expansion follows as a meta line)."""
+    if "<command-name>" not in text:
+        return None
+    name = _COMMAND_NAME.search(text)
+    if not name:
+        return None
+    args = _COMMAND_ARGS.search(text)
+    return f"{name.group(1).strip()} {args.group(1).strip() if args else ''}".strip()
+
+
+def _pair_result(trace: Trace, state: _State, line: dict[str, Any], block: dict[str, Any],
+                 common: dict[str, Any]) -> None:
+    call_id = block.get("tool_use_id")
+    call = state.pending.pop(call_id, None) if call_id else None
+    if call is None:  # result without its call (e.g. the call lies before an incremental read)
+        step = tool_step("", {}, call_id, common["timestamp"], sidechain=common["sidechain"],
+                         agent_id=common["agent_id"], meta={"orphan_result": True})
+        trace.steps.append(step)
+        call = step.tool
+    assert call is not None
+    text = block_text(block.get("content"))
+    side = line.get("toolUseResult")
+    if not text and isinstance(side, dict):
+        text = "\n".join(str(side[k]) for k in ("stdout", "stderr") if side.get(k))
+    make_tool_output(call, text)
+    call.is_error = bool(block.get("is_error"))
+    if call.name in SHELL_TOOLS or (not call.name and isinstance(side, dict) and "stdout" in side):
+        code = exit_code_in(text) if call.is_error else None
+        call.exit_code = code if code is not None else (1 if call.is_error else 0)
+        if isinstance(side, dict) and side.get("interrupted"):
+            call.is_error = True
+    if isinstance(side, dict):
+        agent = side.get("agentId")
+        if agent:
+            call.subagent = str(agent)
+    elif isinstance(side, str) and side.startswith("Error") and not call.is_error:
+        call.is_error = True

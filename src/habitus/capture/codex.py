@@ -1,0 +1,241 @@
+"""Reader for Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+
+Lines are `{timestamp, type, payload}` with types `session_meta`, `turn_context`, `response_item`
+(message, reasoning, function_call / function_call_output, custom_tool_call such as apply_patch,
+local_shell_call, web_search_call) and `event_msg`. `token_count` events are cumulative: the
+trace's usage is the last total; each request's own figures (`last_token_usage`) go on the step
+that ended that request. Older rollouts without the `payload` wrapper are read too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from habitus.capture.common import (
+    ReadResult,
+    as_int,
+    block_text,
+    exit_code_in,
+    finish_trace,
+    iter_json_lines,
+    make_tool_output,
+    parse_json_object,
+    tool_step,
+)
+from habitus.core import Step, StepKind, ToolCall, Trace, Usage
+
+_RESPONSE_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+                             "custom_tool_call_output", "local_shell_call", "local_shell_call_output",
+                             "web_search_call", "ghost_snapshot", "compaction", "compacted"})
+_IGNORED_EVENTS = frozenset({"agent_reasoning", "agent_message", "user_message", "task_started", "task_complete",
+                             "turn_aborted", "agent_reasoning_raw_content", "exec_command_begin",
+                             "exec_command_end", "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin",
+                             "mcp_tool_call_end", "turn_diff", "entered_review_mode", "exited_review_mode",
+                             "web_search_begin", "web_search_end", "error", "stream_error", "context_compacted",
+                             "item_completed", "undo_started", "undo_completed"})
+_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
+                     "<user_shell_command>", "<turn_aborted>")
+
+
+def usage_from_openai(raw: dict[str, Any] | None) -> Usage | None:
+    """Codex/OpenAI usage: `input_tokens` includes cached ones; split them out."""
+    if not isinstance(raw, dict):
+        return None
+    total_in = as_int(raw.get("input_tokens") or raw.get("prompt_tokens"))
+    details = raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
+    nested = details.get("cached_tokens") if isinstance(details, dict) else 0
+    cached = as_int(raw.get("cached_input_tokens") or nested)
+    return Usage(input_tokens=max(total_in - cached, 0), cache_read_tokens=cached,
+                 output_tokens=as_int(raw.get("output_tokens") or raw.get("completion_tokens")))
+
+
+class _State:
+    def __init__(self) -> None:
+        self.pending: dict[str, ToolCall] = {}
+        self.last_total: Any = None
+        self.request_end: Step | None = None  # the latest model-produced step since the last token_count
+
+
+def read_codex(path: Path, *, start: int = 0) -> ReadResult:
+    """Read one Codex rollout file (from byte `start` for an incremental read)."""
+    result = ReadResult(format="codex")
+    state = _State()
+    trace = Trace(id=path.stem, source_format="codex", agent="codex", source_path=str(path))
+    if path.stem.startswith("rollout-") and len(path.stem) > 45:
+        trace.id = trace.session_id = path.stem[-36:]  # rollout-<date>-<uuid>.jsonl
+    for line in iter_json_lines(path, result, start):
+        kind = line.get("type")
+        payload = line.get("payload")
+        stamp = line.get("timestamp")
+        if not isinstance(payload, dict):
+            if kind in _RESPONSE_TYPES:  # older rollouts: the item is the line itself
+                payload, kind = line, "response_item"
+            elif "instructions" in line and "id" in line:
+                payload, kind = line, "session_meta"
+            elif kind == "state" or line.get("record_type") == "state":
+                continue
+        if not isinstance(payload, dict):
+            result.skipped_lines += 1
+            result.unknown_types[f"codex:{kind}"] += 1
+            continue
+        if kind == "session_meta":
+            _session_meta(trace, payload)
+        elif kind == "turn_context":
+            trace.model = trace.model or payload.get("model")
+            trace.cwd = trace.cwd or payload.get("cwd")
+        elif kind == "response_item":
+            _response_item(trace, state, payload, stamp or payload.get("timestamp"), result)
+        elif kind == "event_msg":
+            ptype = payload.get("type")
+            if ptype == "token_count":
+                _token_count(trace, state, payload)
+            elif ptype not in _IGNORED_EVENTS:
+                result.unknown_types[f"codex:event:{ptype}"] += 1
+        elif kind == "compacted":
+            text = payload.get("message")
+            if isinstance(text, str) and text.strip():
+                trace.steps.append(Step(kind=StepKind.SUMMARY, text=text, timestamp=stamp))
+        else:
+            result.skipped_lines += 1
+            result.unknown_types[f"codex:{kind}"] += 1
+    if trace.steps or start == 0:
+        result.traces.append(finish_trace(trace))
+    return result
+
+
+def _session_meta(trace: Trace, payload: dict[str, Any]) -> None:
+    meta = payload.get("meta") if isinstance(payload.get("meta"), dict) else payload
+    if meta.get("id"):
+        trace.id = trace.session_id = str(meta["id"])
+    trace.cwd = meta.get("cwd") or trace.cwd
+    trace.started = trace.started or meta.get("timestamp")
+    if meta.get("cli_version"):
+        trace.meta["agent_version"] = meta["cli_version"]
+    for key in ("originator", "source", "model_provider"):
+        if meta.get(key):
+            trace.meta[key] = meta[key]
+    git = payload.get("git") or meta.get("git")
+    if isinstance(git, dict):
+        trace.git_branch = git.get("branch") or trace.git_branch
+        if git.get("commit_hash") and git["commit_hash"] not in trace.git_commits:
+            trace.git_commits.append(git["commit_hash"])
+        if git.get("repository_url"):
+            trace.meta["git_remote"] = git["repository_url"]
+
+
+def _response_item(trace: Trace, state: _State, item: dict[str, Any], stamp: str | None, result: ReadResult) -> None:
+    itype = item.get("type")
+    if itype == "message":
+        role = item.get("role")
+        text = block_text(item.get("content"))
+        if not text.strip():
+            return
+        if role == "assistant":
+            step = Step(kind=StepKind.ASSISTANT, text=text, timestamp=stamp)
+            state.request_end = step
+        elif role == "user" and not text.lstrip().startswith(_CONTEXT_PREFIXES):
+            step = Step(kind=StepKind.USER, text=text, timestamp=stamp)
+        else:
+            step = Step(kind=StepKind.SYSTEM, text=text, timestamp=stamp, meta={"role": role})
+        trace.steps.append(step)
+    elif itype == "reasoning":
+        text = block_text(item.get("summary")) or block_text(item.get("content"))
+        if text.strip():
+            step = Step(kind=StepKind.ASSISTANT, text=text, timestamp=stamp, meta={"thinking": True})
+            trace.steps.append(step)
+            state.request_end = step
+    elif itype in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
+        _tool_call(trace, state, item, stamp)
+    elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        _tool_output(trace, state, item, stamp)
+    elif itype in ("compaction", "compacted"):
+        text = block_text(item.get("summary") or item.get("message"))
+        if text:
+            trace.steps.append(Step(kind=StepKind.SUMMARY, text=text, timestamp=stamp))
+    elif itype == "ghost_snapshot":
+        commit = (item.get("ghost_commit") or {}).get("parent")
+        if commit and commit not in trace.git_commits:
+            trace.git_commits.append(commit)
+    else:
+        result.unknown_types[f"codex:item:{itype}"] += 1
+
+
+def _tool_call(trace: Trace, state: _State, item: dict[str, Any], stamp: str | None) -> None:
+    itype = item.get("type")
+    call_id = item.get("call_id") or item.get("id")
+    if itype == "function_call":
+        name, tool_input = str(item.get("name") or "?"), parse_json_object(item.get("arguments"))
+    elif itype == "custom_tool_call":
+        name, tool_input = str(item.get("name") or "?"), {"input": item.get("input")}
+    elif itype == "local_shell_call":
+        action = item.get("action") or {}
+        name, tool_input = "local_shell", {"command": action.get("command"), "workdir": action.get("working_directory")}
+    else:
+        name, tool_input = "web_search", dict(item.get("action") or {})
+    step = tool_step(name, tool_input, call_id, stamp)
+    trace.steps.append(step)
+    state.request_end = step
+    if call_id:
+        state.pending[call_id] = step.tool  # type: ignore[assignment]
+
+
+def _tool_output(trace: Trace, state: _State, item: dict[str, Any], stamp: str | None) -> None:
+    call_id = item.get("call_id")
+    call = state.pending.pop(call_id, None) if call_id else None
+    if call is None:
+        step = tool_step("", {}, call_id, stamp, meta={"orphan_result": True})
+        trace.steps.append(step)
+        call = step.tool
+    assert call is not None
+    raw = item.get("output")
+    text, code, success = _decode_output(raw)
+    make_tool_output(call, text)
+    call.exit_code = code
+    call.is_error = success is False or (code is not None and code != 0)
+
+
+def _decode_output(raw: Any) -> tuple[str, int | None, bool | None]:
+    """(text, exit code, success flag) of a function_call_output in its several historic shapes."""
+    success = None
+    if isinstance(raw, dict):
+        success = raw.get("success")
+        raw = raw.get("content") if "content" in raw else json.dumps(raw)
+    if isinstance(raw, list):
+        raw = block_text(raw)
+    text = raw if isinstance(raw, str) else json.dumps(raw)
+    code: int | None = None
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and "output" in obj:
+            meta = obj.get("metadata") or {}
+            if isinstance(meta, dict) and meta.get("exit_code") is not None:
+                code = as_int(meta.get("exit_code"))
+            text = obj["output"] if isinstance(obj["output"], str) else json.dumps(obj["output"])
+    if code is None:
+        code = exit_code_in(text[:300])
+    return text, code, success
+
+
+def _token_count(trace: Trace, state: _State, payload: dict[str, Any]) -> None:
+    info = payload.get("info")
+    if not isinstance(info, dict):
+        return
+    total = info.get("total_token_usage")
+    if total is None or total == state.last_total:
+        return  # Codex repeats the same event; only a changed total is a new request
+    state.last_total = total
+    cumulative = usage_from_openai(total)
+    if cumulative is not None:
+        trace.usage = cumulative
+    last = usage_from_openai(info.get("last_token_usage"))
+    if last is not None and state.request_end is not None and state.request_end.usage is None:
+        state.request_end.usage = last
+        state.request_end.meta["request_usage"] = info.get("last_token_usage")
+        if info.get("model_context_window"):
+            trace.meta["context_window"] = info["model_context_window"]
+    state.request_end = None

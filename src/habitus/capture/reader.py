@@ -1,0 +1,156 @@
+"""Format auto-detection and the one entry point every caller uses: `read_trace_file`.
+
+`read_trace_file` picks the reader, then applies what every trace gets whatever its format: the
+deterministic coding outcome (Claude Code, Codex), the repo subject from the trace's cwd, and
+secret redaction (before anything can reach a store). `iter_traces_from_paths` walks files and
+folders. A file that cannot be read is reported in `errors`, never raised.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from habitus.capture.chat import read_chat
+from habitus.capture.claude import read_claude
+from habitus.capture.codex import read_codex
+from habitus.capture.common import ReadResult
+from habitus.capture.outcome import apply_coding_outcome
+from habitus.capture.redact import redact_trace
+from habitus.capture.spans import REWARDS_FILE, load_ground_truth, looks_like_transcript, read_spans, read_transcript
+from habitus.capture.subject import repo_subject
+from habitus.core import Trace
+
+FORMATS = ("claude", "codex", "spans", "chat", "transcript")
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "file-history-snapshot", "progress", "system",
+                           "queue-operation"})
+_TRACE_SUFFIXES = (".jsonl", ".txt")
+_PEEK_BYTES = 256 * 1024
+
+
+def detect_format(path: Path | str) -> str | None:
+    """The trace format of a file ('claude', 'codex', 'spans', 'chat', 'transcript'), or None."""
+    path = Path(path)
+    if path.name == REWARDS_FILE:
+        return None
+    with path.open("rb") as handle:
+        head = handle.read(_PEEK_BYTES)
+    text = head.decode("utf-8", errors="replace")
+    if path.suffix in (".txt", ".md") or not text.lstrip().startswith("{"):
+        return "transcript" if looks_like_transcript(text) else None
+    for raw in text.splitlines()[:50]:
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(line, dict):
+            continue
+        found = _line_format(line)
+        if found:
+            return found
+    return None
+
+
+def _line_format(line: dict[str, Any]) -> str | None:
+    kind = line.get("type")
+    if kind in _CODEX_TYPES and isinstance(line.get("payload"), dict):
+        return "codex"
+    if "sessionId" in line or (kind in _CLAUDE_TYPES and ("uuid" in line or "leafUuid" in line or "message" in line)):
+        return "claude"
+    if "trace_id" in line and isinstance(line.get("spans"), list):
+        return "spans"
+    if isinstance(line.get("messages"), list):
+        return "chat"
+    if kind in ("message", "function_call", "reasoning") or ("instructions" in line and "id" in line):
+        return "codex"
+    return None
+
+
+def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str | None = None,
+                    ground_truth: dict[str, Any] | Path | str | None = None, start: int = 0,
+                    fmt: str | None = None, subjects: bool = True) -> ReadResult:
+    """Read one trace file of any supported format into redacted `Trace`s.
+
+    `rewards` (`{trace_id: bool}` or a path to one) and `ground_truth` (`{trace_id: feedback}` or a
+    path) set outcomes for span/chat traces; a `binary_rewards.json` beside a span file is used when
+    `rewards` is not given. `start` reads from a byte offset (incremental ingest).
+    """
+    path = Path(path)
+    result = ReadResult()
+    try:
+        fmt = fmt or detect_format(path)
+        if fmt is None:
+            result.errors.append({"path": str(path), "message": "not a recognised trace format"})
+            return result
+        reward_map = _load_rewards(rewards)
+        truth = load_ground_truth(ground_truth)
+        if fmt == "claude":
+            result = read_claude(path, start=start)
+        elif fmt == "codex":
+            result = read_codex(path, start=start)
+        elif fmt == "spans":
+            result = read_spans(path, start=start, rewards=reward_map, ground_truth=truth)
+        elif fmt == "chat":
+            result = read_chat(path, start=start, rewards=reward_map, ground_truth=truth)
+        elif fmt == "transcript":
+            result = read_transcript(path, rewards=reward_map, ground_truth=truth)
+        else:
+            raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    except (OSError, ValueError) as exc:
+        result.errors.append({"path": str(path), "message": _one_line(exc)})
+        return result
+    for trace in result.traces:
+        finish_capture(trace, fmt, subjects=subjects)
+        result.redactions += redact_trace(trace)
+    return result
+
+
+def finish_capture(trace: Trace, fmt: str, *, subjects: bool = True) -> None:
+    """Outcome and subject for a freshly read trace (redaction is separate: `redact_trace`)."""
+    if fmt in ("claude", "codex"):
+        apply_coding_outcome(trace)
+    if subjects and trace.cwd and not trace.subject:
+        trace.subject = cached_subject(trace.cwd)
+
+
+@functools.lru_cache(maxsize=512)
+def cached_subject(cwd: str) -> str | None:
+    return repo_subject(cwd)
+
+
+def _load_rewards(rewards: dict[str, bool] | Path | str | None) -> dict[str, bool] | None:
+    if rewards is None or isinstance(rewards, dict):
+        return rewards
+    from habitus.capture.spans import load_rewards
+
+    return load_rewards(rewards)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def iter_trace_files(paths: Iterable[Path | str]) -> Iterator[Path]:
+    """Every candidate trace file under `paths` (files as given; folders walked, sorted)."""
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file() and child.suffix in _TRACE_SUFFIXES and child.name != REWARDS_FILE:
+                    yield child
+        else:
+            yield path
+
+
+def iter_traces_from_paths(paths: Iterable[Path | str], **kwargs: Any) -> Iterator[Trace]:
+    """Every trace in the given files and folders (unreadable or unrecognised files are skipped).
+
+    Folder walks skip files whose format is not recognised; use `read_trace_file` to see why.
+    """
+    for path in iter_trace_files(paths):
+        yield from read_trace_file(path, **kwargs).traces
