@@ -1,0 +1,270 @@
+"""What each hook event does, as plain functions that return the JSON a hook would print (or None).
+
+- prompt submit → the recall hand-over, on the first prompt of a session and afterwards only when
+  a prompt picks workflows the session has not been shown yet;
+- after a tool call → a pitfall warning when a pitfall's trigger matches the call, once per pitfall
+  per session;
+- session end (Claude `SessionEnd`, Codex `Stop`) → incremental ingest of the session transcript,
+  in a detached background process so the agent never waits for it.
+
+Output goes through `hookSpecificOutput.additionalContext` (the only channel that reaches the model
+for every event). `run_event` is what the entry point calls and what a demo can call directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+MAX_PROMPT_CHARS = 8_000  # recall reads the start of a huge prompt; the rest adds cost, not intent
+# Claude Code cuts hook text at 10,000 characters; Codex spills past ~2,500 tokens (DESIGN §2.3).
+MAX_CONTEXT_CHARS = {"claude": 9_000, "codex": 8_000}
+HOOK_BUSY_TIMEOUT_MS = 250
+PROMPT_EVENTS = {"userpromptsubmit", "prompt", "prompt-submit"}
+TOOL_EVENTS = {"posttooluse", "tool", "after-tool"}
+END_EVENTS = {"sessionend", "stop", "end", "session-end"}
+EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "apply_patch", "applypatch"}
+SHELL_TOOLS = {"bash", "shell", "exec_command", "local_shell", "container.exec"}
+
+
+def _connect(conn: sqlite3.Connection | None) -> tuple[sqlite3.Connection, bool]:
+    if conn is not None:
+        return conn, False
+    from habitus.store.sqlite import connect
+
+    c = connect()
+    c.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")  # a locked store must not eat the budget
+    return c, True
+
+
+def _output(event_name: str, text: str, agent: str) -> dict[str, Any] | None:
+    text = text.strip()
+    if not text:
+        return None
+    limit = MAX_CONTEXT_CHARS.get(agent, 8_000)
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
+
+def _cwd(payload: dict[str, Any]) -> Path | None:
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        return None
+    path = Path(cwd)
+    return path if path.is_dir() else None
+
+
+def run_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
+              conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
+    """The JSON document a hook prints for `event` and `payload`, or None for no output."""
+    key = event.replace("_", "").lower()
+    if key in PROMPT_EVENTS:
+        return prompt_submit(payload, agent=agent, conn=conn)
+    if key in TOOL_EVENTS:
+        return after_tool(payload, agent=agent, conn=conn)
+    if key in END_EVENTS:
+        session_end(payload, agent=agent)
+        return None
+    raise ValueError(f"unknown hook event {event!r}")
+
+
+# --- prompt submit ----------------------------------------------------------------------------------------
+
+
+def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
+                  conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
+    """Hand-over for this prompt: first prompt of a session, or a prompt that picks new workflows."""
+    cwd = _cwd(payload)
+    prompt = payload.get("prompt")
+    if cwd is None or not isinstance(prompt, str) or not prompt.strip():
+        return None
+    session = str(payload.get("session_id") or "")
+    prompt = prompt[:MAX_PROMPT_CHARS]
+    try:
+        from habitus.recall import recall
+    except ImportError:
+        return None
+    db, owned = _connect(conn)
+    try:
+        from habitus.store.notes import mark_shown, shown_in_session
+
+        first = not session or not shown_in_session(db, session, "prompt")
+        seen = shown_in_session(db, session, "workflow") if session else set()
+        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
+        data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+        ids = [str(i) for i in data.get("workflow_ids") or []]
+        new_ids = [i for i in ids if i not in seen]
+        show = bool(data.get("text")) and (first or bool(new_ids))
+        if show:
+            _log_shown(db, prompt, cwd, agent, session, result)
+        if session:
+            mark_shown(db, session, "prompt", ["first"])
+            if show:
+                mark_shown(db, session, "workflow", ids)
+        if not show:
+            return None
+        header = "habitus hand-over from past runs in this repo (hints, verify before relying on them):\n"
+        return _output("UserPromptSubmit", header + str(data["text"]), agent)
+    finally:
+        if owned:
+            db.close()
+
+
+def _log_shown(db: sqlite3.Connection, prompt: str, cwd: Path, agent: str, session: str, result: Any) -> None:
+    """Record the hand-over as shown (counters, hand-over log) through recall's own logging."""
+    try:
+        from habitus.recall import log_recall  # type: ignore[attr-defined]
+    except ImportError:
+        log_recall = None
+    if log_recall is not None:
+        log_recall(db, result, session_id=session or None)
+        return
+    from habitus.recall import recall
+
+    recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=True)
+
+
+# --- after a tool call ------------------------------------------------------------------------------------
+
+
+def _flatten(value: Any, limit: int = 20_000) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, dict):
+        parts = [_flatten(v, limit) for v in value.values()]
+        return "\n".join(p for p in parts if p)[:limit]
+    if isinstance(value, list):
+        return "\n".join(_flatten(v, limit) for v in value)[:limit]
+    return str(value)[:limit]
+
+
+def _failed(response: Any) -> bool:
+    if isinstance(response, dict):
+        for key in ("is_error", "isError", "interrupted"):
+            if response.get(key) is True:
+                return True
+        for key in ("exit_code", "exitCode", "returncode"):
+            code = response.get(key)
+            if isinstance(code, int) and code != 0:
+                return True
+        return response.get("success") is False
+    text = _flatten(response, 4000).lower()
+    return any(m in text for m in ("exit code: 1", "exit code 1", "process exited with code 1", "traceback (most"))
+
+
+def tool_events(payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """(on, text) pairs a tool call offers to pitfall triggers: command, edit, error."""
+    tool = str(payload.get("tool_name") or "").lower()
+    tin = payload.get("tool_input")
+    tin = tin if isinstance(tin, dict) else {"input": tin}
+    response = payload.get("tool_response", payload.get("tool_output"))
+    out: list[tuple[str, str]] = []
+    if tool in SHELL_TOOLS or "command" in tin and tool not in EDIT_TOOLS:
+        cmd = tin.get("command")
+        out.append(("command", " ".join(cmd) if isinstance(cmd, list) else _flatten(cmd)))
+    if tool in EDIT_TOOLS:
+        out.append(("edit", _flatten(tin)))
+    if response is not None and _failed(response):
+        out.append(("error", _flatten(response)))
+    return out
+
+
+def trigger_matches(trigger: Any, events: list[tuple[str, str]]) -> bool:
+    """A pitfall trigger fires when an event of its kind contains all its substrings and none of its vetoes."""
+    needles = [s.lower() for s in (getattr(trigger, "all", None) or []) if s]
+    if not needles:
+        return False  # a trigger with no condition would fire on everything
+    vetoes = [s.lower() for s in (getattr(trigger, "none", None) or []) if s]
+    on = getattr(trigger, "on", "command")
+    for kind, text in events:
+        if kind != on:
+            continue
+        low = text.lower()
+        if all(n in low for n in needles) and not any(v in low for v in vetoes):
+            return True
+    return False
+
+
+def pitfall_id(workflow_id: str, text: str) -> str:
+    return f"{workflow_id}:{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
+
+
+def after_tool(payload: dict[str, Any], *, agent: str = "claude",
+               conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
+    """A warning for each pitfall whose trigger this call matches, shown once per session."""
+    cwd = _cwd(payload)
+    if cwd is None:
+        return None
+    events = tool_events(payload)
+    if not events:
+        return None
+    from habitus.capture.subject import repo_subject
+
+    subject = repo_subject(cwd)
+    if subject is None:
+        return None
+    session = str(payload.get("session_id") or "")
+    db, owned = _connect(conn)
+    try:
+        from habitus.store.memory import load_workflows
+        from habitus.store.notes import mark_shown, shown_in_session
+
+        seen = shown_in_session(db, session, "pitfall") if session else set()
+        hits: list[tuple[str, str, str]] = []
+        for wf in load_workflows(db, subject):
+            for pit in wf.pitfalls:
+                pid = pitfall_id(wf.id, pit.text)
+                if pid not in seen and trigger_matches(pit.trigger, events) and pid not in {h[0] for h in hits}:
+                    hits.append((pid, wf.name, pit.text))
+        if not hits:
+            return None
+        if session:
+            mark_shown(db, session, "pitfall", [h[0] for h in hits])
+        lines = ["habitus pitfall warning (this went wrong in past runs of this repo):"]
+        lines += [f"- {text} (workflow: {name})" for _pid, name, text in hits[:5]]
+        return _output("PostToolUse", "\n".join(lines), agent)
+    finally:
+        if owned:
+            db.close()
+
+
+# --- session end ------------------------------------------------------------------------------------------
+
+
+def session_end(payload: dict[str, Any], *, agent: str = "claude") -> None:
+    """Start the incremental ingest of the transcript in a detached process (inline with HABITUS_HOOK_INLINE=1)."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path or not Path(path).expanduser().is_file():
+        return
+    path = str(Path(path).expanduser())
+    if os.environ.get("HABITUS_HOOK_INLINE") == "1":
+        ingest_transcript(path, agent)
+        return
+    subprocess.Popen([sys.executable, "-m", "habitus.deliver.hook", "--ingest", path, "--agent", agent],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True)
+
+
+def ingest_transcript(path: str, agent: str = "claude") -> None:
+    """Ingest one transcript incrementally (new lines only); errors go to hooks.log."""
+    from habitus.deliver.hook import log_line
+
+    try:
+        from habitus.capture.ingest import ingest_paths
+        from habitus.store import open_store
+
+        store = open_store()
+        try:
+            ingest_paths([Path(path)], store)
+        finally:
+            store.close()
+    except Exception as exc:  # noqa: BLE001 - a background job has nobody to report to but the log
+        log_line("ingest", agent, f"error: {type(exc).__name__}: {exc} ({path})")

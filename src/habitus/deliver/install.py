@@ -1,0 +1,233 @@
+"""Install, uninstall and inspect habitus hooks in Claude Code `settings.json` and Codex `hooks.json`.
+
+Both files share one shape: `{"hooks": {Event: [{"matcher": ..., "hooks": [{"type": "command",
+"command": ..., "timeout": seconds}]}]}}`. Our handlers are recognised by the owner marker
+`habitus.deliver.hook` in their command, so install merges beside the user's other hooks, is
+idempotent, and uninstall removes only ours. The first install backs the file up once
+(`<file>.before-habitus`); when uninstall leaves the same data as that backup, the backup's bytes
+are restored, so the file is byte-identical to the original. A corrupt file is reported, never
+overwritten.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from habitus.deliver.files import (
+    ConfigFileError,
+    atomic_write_bytes,
+    backup_once,
+    backup_path,
+    dump_json,
+    read_json_object,
+)
+
+AGENTS = ("claude", "codex")
+SCOPES = ("user", "project", "local")
+OWNER_MARK = "habitus.deliver.hook"
+HOOK_TIMEOUT_S = 10  # the agent's hard limit; our own budget (default 1.5 s) stops us well before
+
+# (event, matcher) per agent. Claude: SessionEnd fires once per session. Codex: Stop closes each
+# turn (ingest is incremental, so running it per turn is cheap) and is present in every version.
+EVENTS: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "claude": (("UserPromptSubmit", None), ("PostToolUse", "Bash|Edit|MultiEdit|Write"), ("SessionEnd", None)),
+    "codex": (("UserPromptSubmit", None), ("PostToolUse", None), ("Stop", None)),
+}
+
+
+@dataclass
+class HookChange:
+    """What install/uninstall did (or would do, with --dry-run) to one settings file."""
+
+    agent: str
+    path: str
+    action: str  # installed | uninstalled | unchanged | not-installed | would-install | would-uninstall
+    backup: str | None = None
+    diff: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _check(agent: str, scope: str) -> None:
+    if agent not in AGENTS:
+        raise ConfigFileError(f"unknown agent {agent!r} (claude or codex)")
+    if scope not in SCOPES:
+        raise ConfigFileError(f"unknown scope {scope!r} (user, project or local)")
+
+
+def _project_root(cwd: Path) -> Path:
+    from habitus.capture.subject import repo_root
+
+    return repo_root(cwd) or cwd
+
+
+def settings_path(agent: str, scope: str = "user", cwd: Path | None = None) -> Path:
+    """Where the agent reads hooks for a scope (CLAUDE_CONFIG_DIR / CODEX_HOME override the user folder)."""
+    _check(agent, scope)
+    cwd = (cwd or Path.cwd()).resolve()
+    if agent == "claude":
+        if scope == "user":
+            return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "settings.json"
+        name = "settings.json" if scope == "project" else "settings.local.json"
+        return _project_root(cwd) / ".claude" / name
+    if scope == "user":
+        return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "hooks.json"
+    if scope == "local":
+        raise ConfigFileError("Codex has no local scope for hooks; use --scope user or --scope project")
+    return _project_root(cwd) / ".codex" / "hooks.json"
+
+
+def hook_command(agent: str, event: str, python: str | None = None) -> str:
+    """The command an agent runs: this interpreter with the light entry point (no PATH needed)."""
+    exe = python or sys.executable
+    return f"{shlex.quote(exe)} -m {OWNER_MARK} {event} --agent {agent}"
+
+
+def _is_ours(handler: Any) -> bool:
+    return isinstance(handler, dict) and OWNER_MARK in str(handler.get("command", ""))
+
+
+def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigFileError(f"{path}: \"hooks\" is not an object; the file was not changed")
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise ConfigFileError(f"{path}: hooks.{event} is not a list; the file was not changed")
+    return hooks
+
+
+def strip_ours(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A copy of the settings without our handlers (and without groups/events that held only ours)."""
+    out = copy.deepcopy(data)
+    hooks = _hooks_table(out, path)
+    for event in list(hooks):
+        groups, changed = [], False
+        for group in hooks[event]:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list) \
+                    and any(_is_ours(h) for h in group["hooks"]):
+                changed = True
+                kept = [h for h in group["hooks"] if not _is_ours(h)]
+                if not kept:
+                    continue
+                group = {**group, "hooks": kept}
+            groups.append(group)
+        if changed:
+            if groups:
+                hooks[event] = groups
+            else:
+                del hooks[event]
+    if "hooks" in out and not out["hooks"] and data.get("hooks"):
+        del out["hooks"]
+    return out
+
+
+def with_ours(data: dict[str, Any], agent: str, path: Path, python: str | None = None) -> dict[str, Any]:
+    """A copy of the settings with exactly one habitus handler per event (others untouched, in order)."""
+    out = strip_ours(data, path)
+    hooks = out.setdefault("hooks", {})
+    for event, matcher in EVENTS[agent]:
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [{"type": "command", "command": hook_command(agent, event, python),
+                           "timeout": HOOK_TIMEOUT_S}]
+        hooks.setdefault(event, []).append(group)
+    return out
+
+
+def _normal(data: dict[str, Any]) -> dict[str, Any]:
+    """Settings compared for equality: an empty hooks table is the same as none."""
+    return {k: v for k, v in data.items() if not (k == "hooks" and v == {})}
+
+
+def _diff(path: Path, old: bytes | None, new: bytes | None) -> str:
+    a = (old or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    b = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, fromfile=f"{path} (now)", tofile=f"{path} (after)"))
+
+
+def install_hooks(agent: str, path: Path, *, dry_run: bool = False, python: str | None = None) -> HookChange:
+    """Merge our handlers into `path` (created if missing). Idempotent; backs the file up once."""
+    raw, data = read_json_object(path)
+    current = data or {}
+    new = with_ours(current, agent, path, python)
+    notes = []
+    if agent == "codex":
+        notes.append("Codex asks you to review and trust new or changed hooks once: open /hooks in Codex "
+                     "(older Codex versions also need `[features] codex_hooks = true` in config.toml).")
+    if data is not None and new == current:
+        return HookChange(agent, str(path), "unchanged", notes=notes)
+    new_bytes = dump_json(new)
+    change = HookChange(agent, str(path), "would-install" if dry_run else "installed",
+                        diff=_diff(path, raw, new_bytes), notes=notes)
+    if dry_run:
+        return change
+    backup = backup_once(path)
+    change.backup = str(backup) if backup else None
+    atomic_write_bytes(path, new_bytes)
+    return change
+
+
+def uninstall_hooks(agent: str, path: Path, *, dry_run: bool = False) -> HookChange:
+    """Remove our handlers; restore the original bytes when nothing else changed since install."""
+    raw, data = read_json_object(path)
+    if data is None:
+        return HookChange(agent, str(path), "not-installed")
+    stripped = strip_ours(data, path)
+    if stripped == data:
+        return HookChange(agent, str(path), "not-installed")
+    backup = backup_path(path)
+    new_bytes: bytes | None
+    if backup.exists():
+        try:
+            _, original = read_json_object(backup)
+        except ConfigFileError:
+            original = None
+        same = original is not None and _normal(original) == _normal(stripped)
+        new_bytes = backup.read_bytes() if same else dump_json(stripped)
+    else:
+        # the file did not exist before habitus: remove it when only our (now empty) table is left
+        new_bytes = None if stripped in ({}, {"hooks": {}}) else dump_json(stripped)
+    change = HookChange(agent, str(path), "would-uninstall" if dry_run else "uninstalled",
+                        diff=_diff(path, raw, new_bytes))
+    if dry_run:
+        return change
+    if new_bytes is None:
+        path.unlink()
+    else:
+        atomic_write_bytes(path, new_bytes)
+    return change
+
+
+def hooks_status(agent: str, path: Path) -> dict[str, Any]:
+    """Which events carry our handler, how many other handlers there are, and whether the command runs."""
+    out: dict[str, Any] = {"agent": agent, "path": str(path), "exists": path.exists(), "events": {},
+                           "error": None}
+    try:
+        _, data = read_json_object(path)
+        hooks = _hooks_table(data or {}, path) if data else {}
+    except ConfigFileError as exc:
+        out["error"] = str(exc)
+        out["installed"] = False
+        return out
+    for event, _matcher in EVENTS[agent]:
+        ours, others, commands = 0, 0, []
+        for group in hooks.get(event, []):
+            for h in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                if _is_ours(h):
+                    ours += 1
+                    commands.append(h.get("command"))
+                else:
+                    others += 1
+        runnable = all(Path(shlex.split(c)[0]).exists() for c in commands if c)
+        out["events"][event] = {"installed": ours > 0, "ours": ours, "others": others, "runnable": runnable}
+    out["installed"] = all(e["installed"] for e in out["events"].values())
+    return out

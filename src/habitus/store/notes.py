@@ -1,0 +1,302 @@
+"""Persistence for delivery: notes, item feedback, always-on rule state, and what hooks showed per session.
+
+Tables belong to the `deliver` component (migrated with `habitus.store.sqlite.ensure_schema`):
+`notes` (active / archived / superseded, repo-scoped by root commit or global), `item_feedback`
+(helpful / outdated / wrong on any memory item), `rule_state` (promoted / rejected / quarantined /
+retired rules per target file, keyed by content hash, so a rule a person deleted is never
+re-proposed) and `hook_shown` (which hand-overs and pitfalls a session has already seen).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from habitus.core.note import NOTE_KINDS, NOTE_STATES, RULE_STATES, Note, Rule
+from habitus.store.sqlite import ensure_schema
+
+COMPONENT = "deliver"
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE IF NOT EXISTS notes (
+        id TEXT PRIMARY KEY,
+        subject TEXT,
+        root TEXT,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'active',
+        supersedes TEXT,
+        superseded_by TEXT,
+        reason TEXT,
+        source TEXT NOT NULL DEFAULT 'user',
+        session_id TEXT,
+        evidence TEXT NOT NULL DEFAULT '{}',
+        created TEXT NOT NULL,
+        updated TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS notes_root_state ON notes(root, state);
+    CREATE TABLE IF NOT EXISTS item_feedback (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        item_id TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        reason TEXT,
+        created TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS item_feedback_item ON item_feedback(item_id);
+    CREATE TABLE IF NOT EXISTS rule_state (
+        target TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        rule_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        state TEXT NOT NULL,
+        evidence TEXT NOT NULL DEFAULT '{}',
+        date TEXT NOT NULL,
+        PRIMARY KEY (target, hash)
+    );
+    CREATE TABLE IF NOT EXISTS hook_shown (
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        shown_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, kind, item_id)
+    );
+    """,
+)
+
+FEEDBACK_VERDICTS = ("helpful", "outdated", "wrong")
+
+
+class NoteError(ValueError):
+    """A note operation that cannot be done (unknown id, bad kind or state); one-line message."""
+
+
+def ensure_notes_schema(conn: sqlite3.Connection) -> None:
+    ensure_schema(conn, COMPONENT, MIGRATIONS)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _root(subject: str | None) -> str | None:
+    return subject.split("@", 1)[0] if subject else None
+
+
+def _row_to_note(row: sqlite3.Row) -> Note:
+    return Note(id=row["id"], text=row["text"], kind=row["kind"], subject=row["subject"], state=row["state"],
+                supersedes=row["supersedes"], superseded_by=row["superseded_by"], reason=row["reason"],
+                source=row["source"], session_id=row["session_id"], evidence=json.loads(row["evidence"] or "{}"),
+                created=row["created"], updated=row["updated"])
+
+
+# --- notes -----------------------------------------------------------------------------------------------
+
+
+def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", subject: str | None = None,
+             source: str = "user", session_id: str | None = None, evidence: dict[str, Any] | None = None,
+             supersedes: str | None = None) -> Note:
+    """Store a new active note; with `supersedes`, the older note becomes superseded in the same transaction."""
+    text = text.strip()
+    if not text:
+        raise NoteError("a note needs some text")
+    if kind not in NOTE_KINDS:
+        raise NoteError(f"unknown note kind {kind!r} (one of {', '.join(NOTE_KINDS)})")
+    ensure_notes_schema(conn)
+    now = _now()
+    note = Note(id="n-" + uuid.uuid4().hex[:10], text=text, kind=kind, subject=subject, source=source,
+                session_id=session_id, evidence=dict(evidence or {}), supersedes=supersedes, created=now, updated=now)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if supersedes is not None:
+            cur = conn.execute("UPDATE notes SET state = 'superseded', superseded_by = ?, reason = ?, updated = ?"
+                               " WHERE id = ?", (note.id, f"superseded by {note.id}", now, supersedes))
+            if cur.rowcount == 0:
+                raise NoteError(f"no note with id {supersedes}")
+        conn.execute(
+            "INSERT INTO notes(id, subject, root, kind, text, state, supersedes, source, session_id, evidence,"
+            " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (note.id, subject, _root(subject), kind, text, "active", supersedes, source, session_id,
+             json.dumps(note.evidence), now, now))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return note
+
+
+def add_notes_bulk(conn: sqlite3.Connection, notes: list[Note]) -> int:
+    """Insert many prepared notes in one transaction (benchmarks, imports); returns the count."""
+    ensure_notes_schema(conn)
+    now = _now()
+    rows = [(n.id, n.subject, _root(n.subject), n.kind, n.text, n.state, n.supersedes, n.source, n.session_id,
+             json.dumps(n.evidence), n.created or now, n.updated or now) for n in notes]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT OR REPLACE INTO notes(id, subject, root, kind, text, state, supersedes, source, session_id,"
+            " evidence, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(rows)
+
+
+def get_note(conn: sqlite3.Connection, note_id: str) -> Note | None:
+    ensure_notes_schema(conn)
+    row = conn.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchone()
+    return _row_to_note(row) if row else None
+
+
+def _scope_clause(subject: str | None, scope: str | None) -> tuple[str, list[Any]]:
+    """SQL for a scope: repo (this subject), global (no subject), all (both; the default)."""
+    if scope == "repo":
+        return ("root = ?", [_root(subject)]) if subject else ("0", [])
+    if scope == "global":
+        return "root IS NULL", []
+    if scope not in (None, "all", ""):
+        raise NoteError(f"unknown scope {scope!r} (repo, global or all)")
+    if subject:
+        return "(root = ? OR root IS NULL)", [_root(subject)]
+    return "1", []
+
+
+def list_notes(conn: sqlite3.Connection, *, subject: str | None = None, scope: str | None = None,
+               states: tuple[str, ...] = ("active",), kind: str | None = None,
+               limit: int | None = None) -> list[Note]:
+    """Notes in scope with one of `states`, newest first."""
+    ensure_notes_schema(conn)
+    clause, args = _scope_clause(subject, scope)
+    sql = f"SELECT * FROM notes WHERE {clause} AND state IN ({','.join('?' * len(states))})"
+    args += list(states)
+    if kind:
+        sql += " AND kind = ?"
+        args.append(kind)
+    sql += " ORDER BY created DESC, id"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [_row_to_note(r) for r in conn.execute(sql, args)]
+
+
+_WORD = re.compile(r"[a-z0-9_][a-z0-9_.\-/]*", re.I)
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-case search terms of at least two characters, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(query.lower()):
+        w = w.strip(".-/")
+        if len(w) >= 2:
+            seen.setdefault(w, None)
+    return list(seen)[:12]
+
+
+def search_notes(conn: sqlite3.Connection, query: str, *, subject: str | None = None, scope: str | None = None,
+                 kind: str | None = None, include_archived: bool = False, limit: int = 10) -> list[tuple[Note, int]]:
+    """Notes matching any query term, ranked by the number of terms matched; (note, score) pairs."""
+    ensure_notes_schema(conn)
+    terms = query_terms(query)
+    if not terms:
+        return []
+    states = NOTE_STATES if include_archived else ("active",)
+    clause, args = _scope_clause(subject, scope)
+    like = " OR ".join("lower(text) LIKE ?" for _ in terms)
+    sql = (f"SELECT * FROM notes WHERE {clause} AND state IN ({','.join('?' * len(states))}) AND ({like})")
+    args += list(states) + [f"%{t}%" for t in terms]
+    if kind:
+        sql += " AND kind = ?"
+        args.append(kind)
+    scored = []
+    for row in conn.execute(sql, args):
+        low = row["text"].lower()
+        scored.append((_row_to_note(row), sum(1 for t in terms if t in low)))
+    scored.sort(key=lambda p: (-p[1], p[0].created), reverse=False)
+    return scored[:limit]
+
+
+def archive_note(conn: sqlite3.Connection, note_id: str, reason: str) -> Note:
+    """Archive a note (kept for audit, out of default search)."""
+    ensure_notes_schema(conn)
+    cur = conn.execute("UPDATE notes SET state = 'archived', reason = ?, updated = ? WHERE id = ?",
+                       (reason, _now(), note_id))
+    if cur.rowcount == 0:
+        raise NoteError(f"no note with id {note_id}")
+    note = get_note(conn, note_id)
+    assert note is not None
+    return note
+
+
+def supersede_note(conn: sqlite3.Connection, old_id: str, text: str, *, kind: str | None = None,
+                   source: str = "user", session_id: str | None = None) -> Note:
+    """Write a new note that supersedes `old_id` (same subject; same kind unless given)."""
+    old = get_note(conn, old_id)
+    if old is None:
+        raise NoteError(f"no note with id {old_id}")
+    return add_note(conn, text, kind=kind or old.kind, subject=old.subject, source=source, session_id=session_id,
+                    supersedes=old_id)
+
+
+# --- feedback on any memory item ---------------------------------------------------------------------------
+
+
+def record_feedback(conn: sqlite3.Connection, item_id: str, verdict: str, reason: str | None = None) -> int:
+    if verdict not in FEEDBACK_VERDICTS:
+        raise NoteError(f"unknown verdict {verdict!r} (one of {', '.join(FEEDBACK_VERDICTS)})")
+    ensure_notes_schema(conn)
+    cur = conn.execute("INSERT INTO item_feedback(item_id, verdict, reason, created) VALUES (?,?,?,?)",
+                       (item_id, verdict, reason, _now()))
+    return int(cur.lastrowid or 0)
+
+
+def feedback_counts(conn: sqlite3.Connection, item_id: str) -> dict[str, int]:
+    ensure_notes_schema(conn)
+    out = dict.fromkeys(FEEDBACK_VERDICTS, 0)
+    for row in conn.execute("SELECT verdict, COUNT(*) FROM item_feedback WHERE item_id = ? GROUP BY verdict",
+                            (item_id,)):
+        out[row[0]] = row[1]
+    return out
+
+
+# --- always-on rule state ----------------------------------------------------------------------------------
+
+
+def set_rule_state(conn: sqlite3.Connection, target: str, rule: Rule, state: str) -> None:
+    if state not in RULE_STATES:
+        raise ValueError(f"unknown rule state {state!r}")
+    ensure_notes_schema(conn)
+    conn.execute(
+        "INSERT INTO rule_state(target, hash, rule_id, text, state, evidence, date) VALUES (?,?,?,?,?,?,?) "
+        "ON CONFLICT(target, hash) DO UPDATE SET rule_id = excluded.rule_id, text = excluded.text,"
+        " state = excluded.state, evidence = excluded.evidence, date = excluded.date",
+        (target, rule.hash, rule.id, rule.text, state, json.dumps(rule.evidence, default=str), _now()))
+
+
+def list_rule_states(conn: sqlite3.Connection, target: str | None = None) -> list[Rule]:
+    ensure_notes_schema(conn)
+    sql, args = "SELECT * FROM rule_state", []
+    if target is not None:
+        sql += " WHERE target = ?"
+        args.append(target)
+    return [Rule(id=r["rule_id"], lines=r["text"].split("\n"), state=r["state"],
+                 evidence=json.loads(r["evidence"] or "{}"), date=r["date"], target=r["target"])
+            for r in conn.execute(sql + " ORDER BY date, rule_id", args)]
+
+
+# --- what hooks showed in a session ------------------------------------------------------------------------
+
+
+def shown_in_session(conn: sqlite3.Connection, session_id: str, kind: str) -> set[str]:
+    ensure_notes_schema(conn)
+    return {r[0] for r in conn.execute("SELECT item_id FROM hook_shown WHERE session_id = ? AND kind = ?",
+                                       (session_id, kind))}
+
+
+def mark_shown(conn: sqlite3.Connection, session_id: str, kind: str, item_ids: list[str]) -> None:
+    ensure_notes_schema(conn)
+    now = _now()
+    conn.executemany("INSERT OR IGNORE INTO hook_shown(session_id, kind, item_id, shown_at) VALUES (?,?,?,?)",
+                     [(session_id, kind, i, now) for i in item_ids])

@@ -1,0 +1,157 @@
+"""The real hook entry point, run as a subprocess with the payloads agents send: fail-open and pitfall warnings."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from habitus.capture.subject import repo_subject
+from habitus.core.workflow import Pitfall, Trigger, Workflow
+from habitus.store.memory import save_workflows
+from habitus.store.sqlite import connect
+
+from .conftest import run_hook
+
+
+def _log(home: Path) -> str:
+    path = home / "logs" / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+def _seed_pitfall(repo: Path) -> None:
+    conn = connect()
+    wf = Workflow(id="wf-migrate", name="add a database migration",
+                  pitfalls=[Pitfall(text="Run `make migrate` before `pytest`; the test DB is not migrated.",
+                                    trigger=Trigger(on="command", all=["pytest"], none=["make migrate"]),
+                                    evidence={"sessions": 3, "tokens_cost": 4200}),
+                            Pitfall(text="Alembic revision ids must be unique.",
+                                    trigger=Trigger(on="error", all=["multiple head revisions"]))])
+    save_workflows(conn, repo_subject(repo), [wf])
+    conn.close()
+
+
+def _prompt(cwd: object, prompt: str = "add a migration for the users table") -> dict:
+    return {"session_id": "s1", "transcript_path": "/nonexistent.jsonl", "cwd": cwd,
+            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+
+
+def _bash(cwd: Path, command: str, session: str = "s1", response: object = None) -> dict:
+    return {"session_id": session, "transcript_path": "/nonexistent.jsonl", "cwd": str(cwd),
+            "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "run"},
+            "tool_response": response if response is not None else {"stdout": "ok", "stderr": "",
+                                                                    "interrupted": False}}
+
+
+@pytest.mark.parametrize(("event", "raw"), [
+    ("UserPromptSubmit", json.dumps({"session_id": "s1", "prompt": "fix the bug"}).encode()),  # missing cwd
+    ("UserPromptSubmit", json.dumps(_prompt("/definitely/not/here")).encode()),  # cwd that does not exist
+    ("UserPromptSubmit", b"{this is not json"),
+    ("UserPromptSubmit", b""),
+    ("UserPromptSubmit", b"[1, 2, 3]"),
+    ("NoSuchEvent", json.dumps({"cwd": "/"}).encode()),
+    ("PostToolUse", json.dumps({"cwd": "/", "tool_name": "Bash"}).encode()),
+    ("SessionEnd", json.dumps({"session_id": "s1", "transcript_path": None}).encode()),
+])
+def test_entry_point_fails_open_on_bad_payloads(event: str, raw: bytes) -> None:
+    done = run_hook(event, None, raw=raw)
+    assert done.returncode == 0
+    assert done.stdout == b""
+    assert done.stderr == b""
+
+
+def test_non_git_cwd_prints_nothing(tmp_path: Path) -> None:
+    done = run_hook("PostToolUse", _bash(tmp_path, "pytest -q"))
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+def test_huge_prompt_stays_within_budget(repo: Path) -> None:
+    start = time.monotonic()
+    done = run_hook("UserPromptSubmit", _prompt(str(repo), "refactor " * 300_000))  # ~2.7 MB
+    assert done.returncode == 0
+    assert time.monotonic() - start < 10
+    if done.stdout:
+        out = json.loads(done.stdout)
+        assert len(out["hookSpecificOutput"]["additionalContext"]) <= 10_000
+
+
+def test_pitfall_warning_fires_on_matching_command_once_per_session(repo: Path) -> None:
+    _seed_pitfall(repo)
+    done = run_hook("PostToolUse", _bash(repo, "cd api && pytest tests/test_users.py -q"))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert "make migrate" in out["hookSpecificOutput"]["additionalContext"]
+    assert "Alembic" not in out["hookSpecificOutput"]["additionalContext"]
+    again = run_hook("PostToolUse", _bash(repo, "pytest -q"))
+    assert (again.returncode, again.stdout) == (0, b"")  # once per pitfall per session
+    other_session = run_hook("PostToolUse", _bash(repo, "pytest -q", session="s2"))
+    assert b"make migrate" in other_session.stdout
+
+
+@pytest.mark.parametrize(("command", "fires"), [
+    ("pytest -q", True),
+    ("make migrate && pytest -q", False),  # the veto substring is present
+    ("ls -la", False),
+])
+def test_pitfall_trigger_all_and_none(repo: Path, command: str, fires: bool) -> None:
+    _seed_pitfall(repo)
+    done = run_hook("PostToolUse", _bash(repo, command))
+    assert done.returncode == 0
+    assert (b"make migrate" in done.stdout) is fires
+
+
+def test_error_trigger_matches_a_failed_call(repo: Path) -> None:
+    _seed_pitfall(repo)
+    failed = {"stdout": "", "stderr": "FAILED: Multiple head revisions are present", "exit_code": 1}
+    done = run_hook("PostToolUse", _bash(repo, "alembic upgrade head", response=failed))
+    assert b"Alembic revision ids must be unique" in done.stdout
+
+
+def test_codex_payload_gets_the_same_output_shape(repo: Path) -> None:
+    _seed_pitfall(repo)
+    payload = {"session_id": "c1", "turn_id": "t1", "cwd": str(repo), "hook_event_name": "PostToolUse",
+               "model": "gpt-5", "tool_name": "Bash", "tool_input": {"command": "pytest"},
+               "tool_response": "ok"}
+    done = run_hook("PostToolUse", payload, agent="codex")
+    out = json.loads(done.stdout)
+    assert "make migrate" in out["hookSpecificOutput"]["additionalContext"]
+
+
+def test_locked_store_prints_nothing_and_logs_a_line(repo: Path, habitus_home: Path) -> None:
+    _seed_pitfall(repo)
+    holder = sqlite3.connect(habitus_home / "habitus.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        start = time.monotonic()
+        done = run_hook("PostToolUse", _bash(repo, "pytest -q"))
+        elapsed = time.monotonic() - start
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert elapsed < 8
+    log = _log(habitus_home)
+    assert "PostToolUse" in log and ("locked" in log or "timeout" in log)
+
+
+def test_budget_overrun_exits_zero_silently_and_logs_timeout(repo: Path, habitus_home: Path) -> None:
+    _seed_pitfall(repo)
+    done = run_hook("PostToolUse", _bash(repo, "pytest -q"), budget="0.001")
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "timeout" in _log(habitus_home)
+
+
+def test_entry_point_imports_stay_light() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, habitus.deliver.hook as h; heavy = [m for m in ('numpy', 'sklearn', 'typer', 'rich', "
+            "'mcp', 'matplotlib', 'umap') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
