@@ -1,9 +1,96 @@
-"""CLI command `habitus recall` (placeholder until its issue lands)."""
+"""CLI command `habitus recall "TASK" --cwd PATH`: the hand-over a task would get, as text or `--json`.
+
+Also `run_fast(argv)`: the same command parsed with argparse, for the latency-sensitive paths
+(`python -m habitus.recall …`, hooks) that should not pay for importing Typer and Rich; this
+module therefore imports Typer and the output helpers only inside `register`.
+"""
 
 from __future__ import annotations
 
-import typer
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import typer
+
+
+def _read_task(task: str) -> str:
+    if task == "-":
+        return sys.stdin.read()
+    return task
+
+
+def _run(task: str, cwd: Path, agent: str, budget: int | None, selector: str, session_id: str | None,
+         log: bool) -> dict[str, Any]:
+    from habitus.recall.api import recall
+
+    return recall(_read_task(task), cwd=cwd, agent=agent, budget=budget, selector=selector, session_id=session_id,
+                  log=log).to_dict()
+
+
+def _print_text(data: dict[str, Any]) -> None:
+    if data["text"]:
+        sys.stdout.write(data["text"])
+    else:
+        sys.stderr.write(f"habitus: no workflow fits this task (intent: {data['intent']})\n")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the root app."""
+    import typer
+
+    from habitus.cli.output import JsonOption, emit, fail
+
+    @app.command("recall")
+    def recall_command(
+        task: str = typer.Argument(..., help="The task as the agent was asked it (`-` reads it from stdin)."),
+        cwd: Path = typer.Option(Path("."), "--cwd", help="The repo the task works in (validated against it)."),
+        agent: str = typer.Option("claude", "--agent", help="claude (budget 9,800 chars) | codex (4,000)."),
+        budget: int | None = typer.Option(None, "--budget", help="Character budget of the hand-over."),
+        selector: str = typer.Option("habitus", "--selector",
+                                     help="habitus | cues | bm25 | embedding | none (for comparisons)."),
+        session_id: str | None = typer.Option(None, "--session", help="Agent session id, logged for feedback."),
+        no_log: bool = typer.Option(False, "--no-log", help="Do not count shows or log the hand-over."),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """Hand a task the workflows it needs, checked against today's code."""
+        from habitus.recall.api import RecallError
+        from habitus.store.sqlite import StoreError
+
+        try:
+            data = _run(task, cwd, agent, budget, selector, session_id, not no_log)
+        except (RecallError, StoreError) as exc:
+            fail(str(exc))
+        emit(data, as_json, render=_print_text)
+
+
+def run_fast(argv: list[str] | None = None) -> int:
+    """`habitus recall` without Typer/Rich (same options); returns the exit code."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="habitus recall", description="Hand a task the workflows it needs.")
+    parser.add_argument("task")
+    parser.add_argument("--cwd", default=".")
+    parser.add_argument("--agent", default="claude")
+    parser.add_argument("--budget", type=int, default=None)
+    parser.add_argument("--selector", default="habitus")
+    parser.add_argument("--session", default=None)
+    parser.add_argument("--no-log", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    from habitus.recall.api import RecallError
+    from habitus.store.sqlite import StoreError
+
+    try:
+        data = _run(args.task, Path(args.cwd), args.agent, args.budget, args.selector, args.session,
+                    not args.no_log)
+    except (RecallError, StoreError) as exc:
+        sys.stderr.write(f"habitus: error: {str(exc).splitlines()[0]}\n")
+        return 1
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        _print_text(data)
+    return 0

@@ -1,0 +1,7 @@
+"""`python -m habitus.recall "TASK" --cwd PATH [--json]`: recall without the Typer/Rich start-up cost."""
+
+import sys
+
+from habitus.cli.recall_cmd import run_fast
+
+sys.exit(run_fast())

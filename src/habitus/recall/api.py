@@ -1,0 +1,223 @@
+"""`recall(task, cwd=…)`: the task → hand-over pipeline, and the selectors the recall benchmark compares.
+
+Selectors: `habitus` (intent, negation, cue pick with step cues and multi-change items, fills,
+BM25/embedding fallback above a threshold, validation against the working tree), `cues` (the
+reference system's behaviour: phrase cues with negation and fills, no intent, no validation, no
+fallback), `bm25` / `embedding` (ranking above a threshold only), and `none` (nothing).
+The store is read with one query and only the counters of what was handed over are written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from habitus.core.workflow import Workflow
+from habitus.recall.cues import pick_by_cues, task_units
+from habitus.recall.intent import classify_intent
+from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
+
+SELECTORS = ("habitus", "cues", "bm25", "embedding", "none")
+MAX_WORKFLOWS = 3  # a hand-over carries at most this many workflows (best first)
+
+
+class RecallError(ValueError):
+    """Bad input to recall (unknown agent or selector, missing folder); the message is one line."""
+
+
+@dataclass
+class RecallResult:
+    task: str
+    intent: str
+    selected: list[SelectedWorkflow] = field(default_factory=list)
+    text: str = ""
+    budget: int = 0
+    selector: str = "habitus"
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+    @property
+    def workflow_ids(self) -> list[str]:
+        return [s.workflow.id for s in self.selected]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "intent": self.intent,
+            "selected": [s.to_dict() for s in self.selected],
+            "text": self.text,
+            "chars": self.chars,
+            "workflow_ids": self.workflow_ids,
+            "budget": self.budget,
+            "selector": self.selector,
+        }
+
+
+def resolve_budget(agent: str, budget: int | None) -> int:
+    if agent not in DEFAULT_BUDGETS:
+        raise RecallError(f"unknown agent {agent!r} (one of {', '.join(DEFAULT_BUDGETS)})")
+    if budget is not None and budget < 0:
+        raise RecallError("budget must be a positive number of characters")
+    return DEFAULT_BUDGETS[agent] if budget is None else budget
+
+
+def select_by_cues(task: str, workflows: list[Workflow], *, intent: str | None) -> list[SelectedWorkflow]:
+    """Cue pick over `workflows`; with `intent`, a change workflow is never given to an inspect task."""
+    units = task_units(task)
+    out = []
+    for wf in workflows:
+        if intent == "inspect" and wf.intent == "change":
+            continue
+        pick = pick_by_cues(wf, units)
+        if pick is None:
+            continue
+        out.append(SelectedWorkflow(workflow=wf, why=pick.why, how="cue", kept_steps=pick.kept_steps,
+                                    skipped_steps=pick.skipped_steps, fills=pick.fills, items=pick.items))
+    # more specific cue first: the longer the phrase that fired, the more the task asked for it
+    out.sort(key=lambda s: -len(s.why))
+    return out
+
+
+def _ranked(task: str, workflows: list[Workflow], method: str, intent: str | None) -> list[SelectedWorkflow]:
+    from habitus.recall.fallback import rank_workflows
+
+    pool = [w for w in workflows if not w.only_if_asked and not (intent == "inspect" and w.intent == "change")]
+    out = []
+    for wf, score in rank_workflows(task, pool, method=method):
+        from habitus.recall.fills import fill_blanks
+        from habitus.recall.negation import strip_negated
+
+        out.append(SelectedWorkflow(workflow=wf, why=f"{method} score {score:.2f}", how=method,
+                                    kept_steps=_unconditional_steps(wf), score=score,
+                                    skipped_steps=[n for n in range(1, len(wf.steps) + 1)
+                                                   if n not in _unconditional_steps(wf)],
+                                    fills=fill_blanks(wf.fills, strip_negated(task))))
+    return out
+
+
+def _unconditional_steps(wf: Workflow) -> list[int]:
+    """Steps a ranked (cue-less) pick keeps: those without step cues."""
+    cued = {sc.step for sc in wf.cues.steps if sc.any}
+    return [n for n in range(1, len(wf.steps) + 1) if n not in cued]
+
+
+def select(task: str, workflows: list[Workflow], selector: str = "habitus") -> tuple[str, list[SelectedWorkflow]]:
+    """(intent, chosen workflows best first) for `task` under `selector`; no I/O besides optional embeddings."""
+    if selector not in SELECTORS:
+        raise RecallError(f"unknown selector {selector!r} (one of {', '.join(SELECTORS)})")
+    intent = classify_intent(task)
+    if selector == "none" or not task.strip():
+        return intent, []
+    if selector == "cues":
+        return intent, select_by_cues(task, workflows, intent=None)[:MAX_WORKFLOWS]
+    if selector in ("bm25", "embedding"):
+        return intent, _ranked(task, workflows, selector, None)[:MAX_WORKFLOWS]
+    picked = select_by_cues(task, workflows, intent=intent)
+    if not picked:
+        from habitus.recall.fallback import configured_method
+
+        picked = _ranked(task, workflows, configured_method(), intent)
+    return intent, picked[:MAX_WORKFLOWS]
+
+
+def _apply_validation(selected: list[SelectedWorkflow], cwd: Path) -> list[SelectedWorkflow]:
+    from habitus.recall.validate import validate
+
+    results = validate([s.workflow for s in selected], {s.workflow.id: s.kept_steps for s in selected}, cwd)
+    kept = []
+    for sel in selected:
+        sel.validation = results.get(sel.workflow.id)
+        has_place = any(sel.workflow.steps[n - 1].place for n in sel.kept_steps)
+        if has_place and not sel.shown_steps():
+            continue  # every step it would show is stale: nothing left to hand over
+        kept.append(sel)
+    return kept
+
+
+def _record(conn: sqlite3.Connection, result: RecallResult, stale_ids: dict[str, int], *, cwd: Path,
+            subject: str | None, session_id: str | None, agent: str) -> None:
+    from habitus.store.memory import bump_counters, log_handover, set_last_verified
+
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    for sel in result.selected:
+        bump_counters(conn, sel.workflow.id, shown=1, stale=1 if stale_ids.get(sel.workflow.id) else 0)
+        if sel.validation is not None and not stale_ids.get(sel.workflow.id):
+            set_last_verified(conn, sel.workflow.id, now)
+    for wf_id, count in stale_ids.items():
+        if count and wf_id not in result.workflow_ids:
+            bump_counters(conn, wf_id, stale=1)
+    steps = []
+    for sel in result.selected:
+        for n in sel.shown_steps():
+            place = sel.workflow.steps[n - 1].place
+            state = sel.step_state(n)
+            steps.append({"workflow": sel.workflow.id, "step": n,
+                          "place": {"file": state.file if state and state.file else place.file,
+                                    "chain": list(place.chain)} if place else None})
+    dicts = [s.to_dict() for s in result.selected]
+    log_handover(conn, {
+        "task": result.task, "session_id": session_id, "subject": subject, "cwd": str(cwd), "agent": agent,
+        "selector": result.selector, "intent": result.intent, "workflows": result.workflow_ids, "steps": steps,
+        "stale": [dict(s, workflow=d["id"]) for d in dicts for s in d["stale"]],
+        "moved": [dict(m, workflow=d["id"]) for d in dicts for m in d["moved"]],
+        "chars": result.chars, "created": now,
+    })
+
+
+def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | None = None, conn=None,
+           workflows: list[Workflow] | None = None, selector: str = "habitus", session_id: str | None = None,
+           log: bool = True) -> RecallResult:
+    """Choose, validate and render the workflows `task` needs in the repo at `cwd`.
+
+    `workflows` given → use them instead of the store (nothing is written to the store then
+    unless `conn` is given too). `log` → count shows and stale hits and log the hand-over.
+    """
+    if not isinstance(task, str):
+        raise RecallError("the task must be text")
+    limit = resolve_budget(agent, budget)
+    folder = Path(cwd).expanduser()
+    if not folder.is_dir():
+        raise RecallError(f"--cwd {folder} is not a folder")
+    folder = folder.resolve()
+    subject = None
+    own_conn = None
+    if workflows is None:
+        from habitus.capture.subject import repo_subject
+
+        subject = repo_subject(folder)
+        if conn is None:
+            from habitus.store.sqlite import connect
+
+            conn = own_conn = connect()
+        if subject is None:
+            workflows = []
+        else:
+            from habitus.store.memory import load_workflows
+
+            workflows = load_workflows(conn, subject, status="active")
+    try:
+        intent, selected = select(task, workflows, selector)
+        stale_ids: dict[str, int] = {}
+        if selector == "habitus" and selected:
+            before = list(selected)
+            selected = _apply_validation(selected, folder)
+            for sel in before:
+                v = sel.validation
+                stale_ids[sel.workflow.id] = len(v.stale_steps) + sum(c.stale for c in v.checks) if v else 0
+        result = RecallResult(task=task, intent=intent, selected=selected, text=render(selected, limit),
+                              budget=limit, selector=selector)
+        if log and conn is not None:
+            if subject is None:
+                from habitus.capture.subject import repo_subject
+
+                subject = repo_subject(folder)
+            _record(conn, result, stale_ids, cwd=folder, subject=subject, session_id=session_id, agent=agent)
+        return result
+    finally:
+        if own_conn is not None:
+            own_conn.close()

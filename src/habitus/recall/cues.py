@@ -1,0 +1,207 @@
+"""Cue pick: which workflows a task's words ask for, which of their steps it needs, and item-by-item lists.
+
+A workflow is picked when one of its `any` phrases occurs in the task (case- and whitespace-folded,
+with negated clauses removed) and none of its `none` phrases does. A step that has step cues is
+skipped unless its own cue occurs; a workflow whose steps are all skipped is not picked. A task
+that is a numbered or bulleted list of at least two items is matched item by item, each item read
+together with the task's shared text; a step is kept when any item needs it, and fills are taken
+per item. Matching is plain substring search plus word-boundary checks, so a thousand workflows
+match in milliseconds without compiling a regex per phrase. Pure functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from habitus.core.workflow import Workflow
+from habitus.recall.fills import fill_blanks
+from habitus.recall.negation import strip_negated
+
+_SPACE = re.compile(r"[\s_\-‐–—]+")
+_ITEM_LINE = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|[-*•+]|[a-z][.)])\s+(\S.*)$", re.IGNORECASE)
+_INLINE_ITEM = re.compile(r"(?:^|(?<=\s))\(?(\d{1,2})[.)]\s+")
+
+
+@functools.lru_cache(maxsize=65536)
+def fold_phrase(phrase: str) -> str:
+    """`fold` for cue phrases, cached: the same phrases are folded on every recall."""
+    return fold(phrase)
+
+
+def fold(text: str) -> str:
+    """Case- and whitespace-folded text for matching (hyphens and underscores count as spaces)."""
+    return _SPACE.sub(" ", text.casefold()).strip()
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() and ch.isascii()
+
+
+def phrase_occurs(phrase: str, text: str) -> bool:
+    """Does folded `phrase` occur in folded `text` as whole words (a plural `s` / `es` may follow)?
+
+    Non-ASCII phrases (Japanese, …) match as plain substrings: such scripts have no spaces.
+    """
+    if not phrase:
+        return False
+    start = text.find(phrase)
+    while start != -1:
+        end = start + len(phrase)
+        before_ok = start == 0 or not _is_word_char(text[start - 1]) or not _is_word_char(phrase[0])
+        tail = text[end:end + 3]
+        after_ok = (end == len(text) or not _is_word_char(text[end]) or not _is_word_char(phrase[-1])
+                    or re.match(r"(?:e?s)(?![a-z0-9])", tail) is not None)
+        if before_ok and after_ok:
+            return True
+        start = text.find(phrase, start + 1)
+    return False
+
+
+def first_occurring(phrases: list[str], text: str) -> str | None:
+    """The first phrase (as written in the workflow) that occurs in folded `text`."""
+    for phrase in phrases:
+        folded = fold_phrase(phrase)
+        if folded and phrase_occurs(folded, text):
+            return phrase
+    return None
+
+
+def split_items(task: str) -> list[str]:
+    """The items of a multi-change task (a numbered or bulleted list of ≥ 2 items), else [].
+
+    Items are list lines (`1.`, `2)`, `-`, `*`, `•`) with their indented continuation lines, or an
+    inline numbered run ("1) … 2) …") numbered from 1 in order.
+    """
+    items: list[str] = []
+    current: list[str] | None = None
+    for line in task.splitlines():
+        m = _ITEM_LINE.match(line)
+        if m:
+            if current is not None:
+                items.append(" ".join(current))
+            current = [m.group(1).strip()]
+        elif current is not None and line.strip() and line[:1].isspace():
+            current.append(line.strip())
+        elif current is not None:
+            items.append(" ".join(current))
+            current = None
+    if current is not None:
+        items.append(" ".join(current))
+    if len(items) >= 2:
+        return items
+    return _inline_items(task)
+
+
+def _inline_items(task: str) -> list[str]:
+    marks = list(_INLINE_ITEM.finditer(task))
+    expected, chosen = 1, []
+    for m in marks:
+        if int(m.group(1)) == expected:
+            chosen.append(m)
+            expected += 1
+    if len(chosen) < 2:
+        return []
+    out = []
+    for i, m in enumerate(chosen):
+        end = chosen[i + 1].start() if i + 1 < len(chosen) else len(task)
+        item = task[m.end():end].strip().rstrip(";,")
+        if item:
+            out.append(item)
+    return out if len(out) >= 2 else []
+
+
+def shared_text(task: str, items: list[str]) -> str:
+    """The task without its list items: the context every item is read with."""
+    if not items:
+        return task
+    lines = [ln for ln in task.splitlines() if not _ITEM_LINE.match(ln) and not (ln[:1].isspace() and ln.strip())]
+    if len(lines) == len(task.splitlines()):  # an inline list: keep the text before the first item
+        m = _INLINE_ITEM.search(task)
+        return task[:m.start()].strip() if m else ""
+    return "\n".join(ln for ln in lines if ln.strip())
+
+
+@dataclass
+class Unit:
+    """One reading of the task: the whole task, or one item of a list with the shared text."""
+
+    text: str  # as written (item + shared text)
+    item: str | None  # the item alone, None for a single-change task
+    folded: str  # negation-stripped, folded: what cues are matched against
+    shared: str = ""
+
+
+def task_units(task: str) -> list[Unit]:
+    items = split_items(task)
+    if not items:
+        return [Unit(text=task, item=None, folded=fold(strip_negated(task)))]
+    shared = shared_text(task, items)
+    units = []
+    for item in items:
+        text = f"{shared}\n{item}" if shared else item
+        units.append(Unit(text=text, item=item, folded=fold(strip_negated(text)), shared=shared))
+    return units
+
+
+@dataclass
+class CuePick:
+    """A workflow the task's cues asked for."""
+
+    workflow: Workflow
+    why: str  # the phrase that fired
+    kept_steps: list[int]  # 1-based step numbers the task needs
+    skipped_steps: list[int]
+    fills: dict[str, str]  # values for the first item that fired (the only one for a single task)
+    items: list[dict[str, Any]] = field(default_factory=list)  # multi-change: [{item, why, fills, steps}]
+    score: float | None = None  # set by ranked (fallback) selection
+
+
+def _step_cue_map(wf: Workflow) -> dict[int, tuple[list[str], list[str]]]:
+    return {sc.step: (sc.any, sc.none) for sc in wf.cues.steps}
+
+
+def _steps_for(wf: Workflow, folded: str, step_cues: dict[int, tuple[list[str], list[str]]]) -> list[int]:
+    kept = []
+    for number in range(1, len(wf.steps) + 1):
+        cue = step_cues.get(number)
+        if cue is None:
+            kept.append(number)
+            continue
+        any_, none = cue
+        if (not any_ or first_occurring(any_, folded)) and not first_occurring(none, folded):
+            kept.append(number)
+    return kept
+
+
+def pick_by_cues(wf: Workflow, units: list[Unit]) -> CuePick | None:
+    """The pick of `wf` for a task read as `units`, or None when no unit asks for it."""
+    if not wf.cues.any:
+        return None
+    step_cues = _step_cue_map(wf)
+    kept: set[int] = set()
+    fired: list[dict[str, Any]] = []
+    for unit in units:
+        phrase = first_occurring(wf.cues.any, unit.folded)
+        if phrase is None or first_occurring(wf.cues.none, unit.folded):
+            continue
+        steps = _steps_for(wf, unit.folded, step_cues) if wf.steps else []
+        if wf.steps and not steps:
+            continue
+        kept.update(steps)
+        source = strip_negated(unit.item if unit.item is not None else unit.text)
+        fills = fill_blanks(wf.fills, source, fallback_text=strip_negated(unit.shared) if unit.shared else None)
+        fired.append({"item": unit.item, "why": phrase, "fills": fills, "steps": steps})
+    if not fired:
+        return None
+    all_steps = list(range(1, len(wf.steps) + 1))
+    return CuePick(
+        workflow=wf,
+        why=fired[0]["why"],
+        kept_steps=[n for n in all_steps if n in kept],
+        skipped_steps=[n for n in all_steps if n not in kept],
+        fills=fired[0]["fills"],
+        items=fired if units[0].item is not None else [],
+    )

@@ -1,0 +1,42 @@
+"""Negated clauses out of a task before cue matching: "do not add a shortcut" must not fire "add a shortcut".
+
+English: the whole words not / never / no / without, any word ending in n't (straight or curly
+apostrophe), and "instead of", "rather than", "except" remove the text from the marker up to the
+next clause end (`. , ; : ( )`, `!`, `?` or line end). Words that merely contain a marker
+("Nothing", "cannot", "notice", "another") stay. Japanese puts the negation after what it negates
+(「ショートカットを追加しないで」), so a Japanese marker (しない, しないで, ないで, 不要, 禁止) removes
+its whole clause, bounded by 。 、 (and the ASCII clause ends) on both sides. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Clause ends. A period only ends a clause when it is not inside a word ("shortcuts.py" stays whole).
+_CLAUSE_END = r"(?:[,;:()!?\n。、．，！？]|\.(?!\w))"
+
+_EN_MARKERS = r"(?:not|never|no|without|instead\s+of|rather\s+than|except)"
+_EN_NEGATED = re.compile(
+    rf"(?:(?<![\w'’]){_EN_MARKERS}(?![\w'’])|(?<![\w'’])\w+n['’]t(?!\w)).*?(?={_CLAUSE_END}|$)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+_JA_MARKERS = ("しないで", "ないで", "しない", "不要", "禁止")
+_JA_CLAUSE = re.compile(rf"[^,;:()!?\n。、．，！？]*?(?:{'|'.join(_JA_MARKERS)})[^,;:()!?\n。、．，！？]*")
+
+
+def strip_negated(task: str) -> str:
+    """The task with every negated clause removed (replaced by one space so words do not join)."""
+    text = _EN_NEGATED.sub(" ", task)
+    if any(m in text for m in _JA_MARKERS):
+        text = _JA_CLAUSE.sub(" ", text)
+    return text
+
+
+def negated_clauses(task: str) -> list[str]:
+    """The clauses `strip_negated` removes, for explaining a decision (why a cue did not fire)."""
+    found = [m.group(0).strip() for m in _EN_NEGATED.finditer(task)]
+    if any(m in task for m in _JA_MARKERS):
+        found += [m.group(0).strip() for m in _JA_CLAUSE.finditer(_EN_NEGATED.sub(" ", task))
+                  if any(k in m.group(0) for k in _JA_MARKERS)]
+    return [c for c in found if c]
