@@ -1,0 +1,106 @@
+"""A stub HTTP server on 127.0.0.1 for provider tests: it replays scripted answers and records requests.
+
+It is a stub, not a model: it checks that our client speaks each wire format (OpenAI chat
+completions, Anthropic Messages), retries, times out and accounts usage correctly.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer: status, body (dict -> JSON, str -> raw text), headers, delay before answering."""
+
+    body: dict[str, Any] | str = field(default_factory=dict)
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class StubServer:
+    url: str
+    replies: list[Reply]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r["json"] for r in self.requests]
+
+
+@contextmanager
+def stub_server(replies: list[Reply], default: Reply | None = None) -> Iterator[StubServer]:
+    """Serve `replies` in order (then `default`, or HTTP 500) and record every request."""
+    state = StubServer(url="", replies=list(replies))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+            state.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                                   "json": body})
+            reply = state.replies.pop(0) if state.replies else (default or Reply({"error": "no reply"}, 500))
+            if reply.delay:
+                time.sleep(reply.delay)
+            payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+            data = payload.encode()
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client timed out and left
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def openai_answer(text: str | None = "ok", *, tool_calls: list[dict[str, Any]] | None = None, model: str = "gpt-4o",
+                  prompt: int = 10, cached: int = 0, completion: int = 5, **usage_extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-stub", "object": "chat.completion", "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                  "prompt_tokens_details": {"cached_tokens": cached}, **usage_extra},
+    }
+
+
+def anthropic_answer(blocks: list[dict[str, Any]], *, model: str = "claude-sonnet-4-5-20250929", input_tokens: int = 10,
+                     cache_read: int = 0, cache_write: int = 0, output: int = 5,
+                     cache_creation: dict[str, int] | None = None, stop_reason: str = "end_turn") -> dict[str, Any]:
+    usage: dict[str, Any] = {"input_tokens": input_tokens, "cache_read_input_tokens": cache_read,
+                             "cache_creation_input_tokens": cache_write, "output_tokens": output}
+    if cache_creation is not None:
+        usage["cache_creation"] = cache_creation
+    return {"id": "msg_stub", "type": "message", "role": "assistant", "model": model, "content": blocks,
+            "stop_reason": stop_reason, "usage": usage}
