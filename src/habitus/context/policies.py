@@ -87,6 +87,21 @@ class PolicyState:
     summaries: dict[str, Summary] = field(default_factory=dict)
     token_memo: dict[int, tuple[dict[str, Any], int]] = field(default_factory=dict)
 
+    derived_memo: dict[tuple[int, str], tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+
+    def derived(self, message: Any, variant: str, make: Any) -> dict[str, Any]:
+        """The same derived message object (placeholder, stripped copy) for the same source message and variant.
+
+        Reusing objects keeps a replay linear: token counts and cache blocks are memoized by identity.
+        """
+        key = (id(message), variant)
+        hit = self.derived_memo.get(key)
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        new = make()
+        self.derived_memo[key] = (message, new)
+        return new
+
     def message_tokens(self, message: dict[str, Any]) -> int:
         hit = self.token_memo.get(id(message))
         if hit is not None and hit[0] is message:
@@ -274,12 +289,16 @@ def apply_policy(
     *,
     summarizer: Summarizer | None = None,
     state: PolicyState | None = None,
+    pairs: list[ToolPair] | None = None,
 ) -> ContextView:
-    """The messages the next request sees under `policy`; system prompts and user turns are always kept."""
+    """The messages the next request sees under `policy`; system prompts and user turns are always kept.
+
+    `pairs` may pass a precomputed `find_pairs(history)` (a replay does, to stay linear per request).
+    """
     pol = parse_policy(policy) if isinstance(policy, str) else policy
     state = state if state is not None else PolicyState()
     summaries = _Summaries(summarizer or StateExtractorSummarizer(), state)
-    pairs = find_pairs(history)
+    pairs = find_pairs(history) if pairs is None else pairs
     evicted: set[int] = set()
     cleared: set[int] = set()
     replaced: dict[int, str] = {}
@@ -305,8 +324,11 @@ def apply_policy(
     inserts: dict[int, dict[str, Any]] = {}
     if summarized:
         summary = summaries.get(summarized)
-        inserts[summarized[0].call_message] = _summary_message(summary, len(summarized))
-    messages = _render(history, pairs, evicted, cleared, replaced, inserts)
+        n = len(summarized)
+        inserts[summarized[0].call_message] = state.derived(
+            summary, f"summary:{n}", lambda: _summary_message(summary, n)
+        )
+    messages = _render(history, pairs, evicted, cleared, replaced, inserts, state)
     gone = sorted(evicted | cleared | set(replaced))
     return ContextView(
         messages=messages,
@@ -324,10 +346,15 @@ def _render(
     cleared: set[int],
     replaced: dict[int, str],
     inserts: dict[int, dict[str, Any]],
+    state: PolicyState,
 ) -> list[dict[str, Any]]:
     """Rebuild the message list; unchanged messages are the same objects (cache simulation relies on it)."""
     if not (evicted or cleared or replaced or inserts):
         return list(history)
+    if not (cleared or replaced) and evicted == set(range(len(evicted))):
+        fast = _render_evicted_prefix(history, pairs, len(evicted), inserts, state)
+        if fast is not None:
+            return fast
     by_result = {p.result_message: p for p in pairs if p.result_message is not None}
     calls_of: dict[int, list[ToolPair]] = {}
     for p in pairs:
@@ -341,9 +368,11 @@ def _render(
             if pair.index in evicted:
                 continue
             if pair.index in cleared:
-                out.append({**msg, "content": CLEARED_PLACEHOLDER.format(name=pair.name)})
+                text = CLEARED_PLACEHOLDER.format(name=pair.name)
+                out.append(state.derived(msg, "cleared", lambda m=msg, t=text: {**m, "content": t}))
             elif pair.index in replaced:
-                out.append({**msg, "content": replaced[pair.index]})
+                text = replaced[pair.index]
+                out.append(state.derived(msg, "replaced:" + text, lambda m=msg, t=text: {**m, "content": t}))
             else:
                 out.append(msg)
             continue
@@ -352,12 +381,48 @@ def _render(
             kept = [c for c, p in zip(msg.get("tool_calls") or [], own, strict=False) if p.index not in evicted]
             if not kept and not msg.get("content"):
                 continue
-            new = {k: v for k, v in msg.items() if k != "tool_calls"}
-            if kept:
-                new["tool_calls"] = kept
-            out.append(new)
+            variant = "calls:" + ",".join(c.get("id", "") for c in kept)
+
+            def make(m: dict[str, Any] = msg, k: list[dict[str, Any]] = kept) -> dict[str, Any]:
+                new = {key: v for key, v in m.items() if key != "tool_calls"}
+                if k:
+                    new["tool_calls"] = k
+                return new
+
+            out.append(state.derived(msg, variant, make))
             continue
         out.append(msg)
+    return out
+
+
+def _render_evicted_prefix(
+    history: list[dict[str, Any]],
+    pairs: list[ToolPair],
+    cut: int,
+    inserts: dict[int, dict[str, Any]],
+    state: PolicyState,
+) -> list[dict[str, Any]] | None:
+    """Fast path when the oldest `cut` pairs are evicted whole and no message mixes evicted and kept calls."""
+    if cut == len(pairs):
+        cut_msg = len(history)
+    else:
+        cut_msg = pairs[cut].call_message
+        if cut and pairs[cut - 1].call_message == cut_msg:
+            return None  # a message holds both an evicted and a kept call
+        if any(p.result_message is not None and p.result_message > cut_msg for p in pairs[:cut]):
+            return None  # an evicted result sits after the first kept call
+    paired = {p.call_message for p in pairs[:cut]}
+    paired.update(p.result_message for p in pairs[:cut] if p.result_message is not None)
+    out: list[dict[str, Any]] = []
+    for i in range(cut_msg):
+        if i in inserts:
+            out.append(inserts[i])
+        if i not in paired:
+            out.append(history[i])
+        elif history[i].get("content") and history[i].get("role") == "assistant":
+            msg = history[i]
+            out.append(state.derived(msg, "calls:", lambda m=msg: {k: v for k, v in m.items() if k != "tool_calls"}))
+    out.extend(history[cut_msg:])
     return out
 
 
