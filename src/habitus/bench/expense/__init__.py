@@ -1,0 +1,1 @@
+"""The expense-itemization benchmark (issue 8): environment, receipts, agents, runner, metrics, reports."""

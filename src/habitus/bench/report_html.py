@@ -1,0 +1,99 @@
+"""Self-contained HTML reports: sections of text, tables and matplotlib figures embedded as base64 PNGs.
+
+One file, no external assets, so a report can be mailed or attached to a CI run. Any benchmark
+builds `Section`s and calls `write_html_report(path, title, sections)`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Table:
+    """A table: column headers and rows of cells (rendered with `str`)."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    caption: str | None = None
+
+
+@dataclass
+class Section:
+    """A report section. `figures` are matplotlib Figures or ready PNG bytes."""
+
+    title: str
+    text: str | None = None  # plain text; blank lines separate paragraphs
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Any] = field(default_factory=list)
+
+
+def figure_png(fig: Any, dpi: int = 100) -> bytes:
+    """PNG bytes of a matplotlib Figure (closes it, so sweeps do not leak figures)."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _fmt(cell: Any) -> str:
+    if isinstance(cell, float):
+        return f"{cell:.4g}"
+    return "" if cell is None else str(cell)
+
+
+def render_table(table: Table) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in table.rows
+    )
+    caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
+    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_section(section: Section) -> str:
+    parts = [f"<h2>{html.escape(section.title)}</h2>"]
+    if section.text:
+        parts += [f"<p>{html.escape(p.strip())}</p>" for p in section.text.split("\n\n") if p.strip()]
+    parts += [render_table(t) for t in section.tables]
+    for fig in section.figures:
+        png = fig if isinstance(fig, bytes | bytearray) else figure_png(fig)
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f'<img alt="{html.escape(section.title)}" src="data:image/png;base64,{data}">')
+    return "<section>" + "\n".join(parts) + "</section>"
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+caption{caption-side:top;text-align:left;font-style:italic;padding:.3em 0}
+img{max-width:100%;display:block;margin:1em 0}
+.meta{color:#777;font-size:.85em}
+"""
+
+
+def write_html_report(path: Path | str, title: str, sections: list[Section]) -> Path:
+    """Write one self-contained HTML page; returns its path (parent folders are created)."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    body = "\n".join(render_section(s) for s in sections)
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1><p class='meta'>generated {stamp} by habitus</p>{body}</body></html>"
+    )
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out)
+    return out

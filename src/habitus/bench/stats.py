@@ -1,0 +1,169 @@
+"""Statistics shared by the benchmarks: t-intervals, Wilson intervals, bootstrap CIs, paired comparisons.
+
+Pure functions over plain sequences, so the recall benchmark and the expense benchmark report the
+same way. An interval that cannot be computed (one value, no trials) has `low`/`high` = None, never
+a made-up width; `to_dict()` gives JSON-safe values.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from statistics import fmean
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its confidence interval (`low`/`high` None when undefined)."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    n: int
+    conf: float
+    method: str
+
+    def to_dict(self) -> dict[str, float | int | str | None]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        if self.low is None or self.high is None:
+            return f"{self.estimate:.3f} (n={self.n})"
+        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}] (n={self.n})"
+
+
+def _t_quantile(conf: float, df: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + conf / 2.0, df))
+
+
+def _normal_quantile(conf: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + conf / 2.0)
+
+
+def _check_conf(conf: float) -> None:
+    if not 0.0 < conf < 1.0:
+        raise ValueError(f"conf must be in (0, 1), got {conf}")
+
+
+def mean_t_interval(values: Sequence[float], conf: float = 0.95) -> Interval:
+    """Mean ± Student-t half-width with df = n − 1 (e.g. per-run completion rates over runs)."""
+    _check_conf(conf)
+    xs = [float(v) for v in values]
+    n = len(xs)
+    if n == 0:
+        raise ValueError("mean_t_interval needs at least one value")
+    mean = fmean(xs)
+    if n < 2:
+        return Interval(mean, None, None, n, conf, "t")
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = _t_quantile(conf, n - 1) * sd / math.sqrt(n)
+    return Interval(mean, mean - half, mean + half, n, conf, "t")
+
+
+def wilson_interval(successes: int, n: int, conf: float = 0.95) -> Interval:
+    """Wilson score interval for a proportion (pooled over every trial)."""
+    _check_conf(conf)
+    if n < 0 or successes < 0 or successes > n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0:
+        return Interval(0.0, None, None, 0, conf, "wilson")
+    z = _normal_quantile(conf)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), n, conf, "wilson")
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    stat: Callable[[Sequence[float]], float] = fmean,
+    n_boot: int = 2000,
+    seed: int = 0,
+    conf: float = 0.95,
+) -> Interval:
+    """Percentile bootstrap interval of `stat` (deterministic for a given seed)."""
+    _check_conf(conf)
+    xs = [float(v) for v in values]
+    n = len(xs)
+    if n == 0:
+        raise ValueError("bootstrap_ci needs at least one value")
+    estimate = float(stat(xs))
+    if n < 2 or n_boot < 1:
+        return Interval(estimate, None, None, n, conf, "bootstrap")
+    rng = random.Random(seed)
+    stats = sorted(float(stat([xs[rng.randrange(n)] for _ in range(n)])) for _ in range(n_boot))
+    alpha = (1 - conf) / 2
+    lo = stats[min(n_boot - 1, max(0, int(math.floor(alpha * n_boot))))]
+    hi = stats[min(n_boot - 1, max(0, int(math.ceil((1 - alpha) * n_boot)) - 1))]
+    return Interval(estimate, lo, hi, n, conf, "bootstrap")
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """a − b over the same items: mean difference with a t-interval, paired t-test and sign test."""
+
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: Interval
+    wins: int  # items where a > b
+    losses: int  # items where a < b
+    ties: int
+    t_p_value: float | None
+    sign_p_value: float | None
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d["diff"] = self.diff.to_dict()
+        return d
+
+
+def _sign_test_p(wins: int, losses: int) -> float | None:
+    """Exact two-sided binomial sign test over the non-tied pairs."""
+    m = wins + losses
+    if m == 0:
+        return None
+    k = min(wins, losses)
+    tail = sum(math.comb(m, i) for i in range(k + 1)) / 2**m
+    return min(1.0, 2 * tail)
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], conf: float = 0.95) -> PairedComparison:
+    """Compare two configurations measured on the same items (same order in `a` and `b`)."""
+    if len(a) != len(b):
+        raise ValueError(f"paired_difference needs equal lengths, got {len(a)} and {len(b)}")
+    if not a:
+        raise ValueError("paired_difference needs at least one pair")
+    diffs = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
+    interval = mean_t_interval(diffs, conf)
+    wins = sum(d > 0 for d in diffs)
+    losses = sum(d < 0 for d in diffs)
+    n = len(diffs)
+    p_t: float | None = None
+    if n >= 2:
+        mean = interval.estimate
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+        if sd > 0:
+            from scipy.stats import t
+
+            p_t = float(2 * t.sf(abs(mean / (sd / math.sqrt(n))), n - 1))
+        else:
+            p_t = 1.0 if mean == 0 else 0.0
+    return PairedComparison(
+        n=n,
+        mean_a=fmean(float(x) for x in a),
+        mean_b=fmean(float(y) for y in b),
+        diff=interval,
+        wins=wins,
+        losses=losses,
+        ties=n - wins - losses,
+        t_p_value=p_t,
+        sign_p_value=_sign_test_p(wins, losses),
+    )
