@@ -96,13 +96,15 @@ def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
 
         first = not session or not shown_in_session(db, session, "prompt")
         seen = shown_in_session(db, session, "workflow") if session else set()
-        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
+        # the first prompt is shown whenever recall has something, so it is logged in one pass; a later
+        # prompt is shown only when it picks new workflows, which is known after selection
+        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=first)
         data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
         ids = [str(i) for i in data.get("workflow_ids") or []]
         new_ids = [i for i in ids if i not in seen]
         show = bool(data.get("text")) and (first or bool(new_ids))
-        if show:
-            _log_shown(db, prompt, cwd, agent, session, result)
+        if show and not first:
+            recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=True)
         if session:
             mark_shown(db, session, "prompt", ["first"])
             if show:
@@ -114,20 +116,6 @@ def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
     finally:
         if owned:
             db.close()
-
-
-def _log_shown(db: sqlite3.Connection, prompt: str, cwd: Path, agent: str, session: str, result: Any) -> None:
-    """Record the hand-over as shown (counters, hand-over log) through recall's own logging."""
-    try:
-        from habitus.recall import log_recall  # type: ignore[attr-defined]
-    except ImportError:
-        log_recall = None
-    if log_recall is not None:
-        log_recall(db, result, session_id=session or None)
-        return
-    from habitus.recall import recall
-
-    recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=True)
 
 
 # --- after a tool call ------------------------------------------------------------------------------------

@@ -1,0 +1,197 @@
+"""Promotion candidates: recurring pitfalls (workflows), recurring detours (records), notes, accepted refine edits.
+
+Each candidate carries the sessions it recurred in and the harm it did (tokens spent, failures), so
+promotion can admit only what is both harmful and not done unprompted. Text from tool output is
+evidence, not instruction: `instruction_like` flags what must be quarantined. Also holds the
+model-free text tools promotion uses (terms, similarity).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_STOP = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "before", "but", "by", "can", "do", "does", "for", "from", "has",
+    "have", "if", "in", "into", "is", "it", "its", "not", "of", "on", "or", "so", "than", "that", "the", "then",
+    "this", "to", "use", "was", "were", "when", "where", "which", "while", "will", "with", "without", "you",
+    "your", "after", "all", "also", "any", "each", "more", "must", "should", "only", "run", "runs", "using",
+    "used", "make", "sure", "always", "never", "dont", "don't", "what", "worked", "line", "lines", "otherwise",
+))
+_WORD = re.compile(r"[a-z0-9_][a-z0-9_\-]*")
+
+INSTRUCTION_PATTERNS = tuple(re.compile(p, re.I) for p in (
+    r"\bignore\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)\b",
+    r"\bdisregard\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|instructions)\b",
+    r"\b(system|developer)\s+prompt\b",
+    r"\byou\s+are\s+now\b",
+    r"\b(curl|wget|iwr|invoke-webrequest)\b[^\n|]*\|\s*(ba|z)?sh\b",
+    r"\b(curl|wget)\b[^\n]*(-o|--output|>)[^\n]*(&&|;)\s*(chmod|\./|sh\b|bash\b)",
+    r"\bdownload\b[^\n.]{0,60}\b(and\s+)?(run|execute|install)\b",
+    r"\bbase64\s+(-d|--decode)\b[^\n]*\|\s*(ba)?sh\b",
+    r"\bhttps?://\S+",
+    r"\bfetch\s+(the\s+)?url\b",
+))
+
+
+@dataclass
+class Candidate:
+    """Something that might deserve an always-on rule, with its evidence."""
+
+    id: str
+    text: str
+    source: str  # pitfall | record | note | refine
+    session_ids: set[str] = field(default_factory=set)
+    session_count: int = 0  # when the evidence gives a count without ids
+    tokens_cost: int = 0
+    failures: int = 0
+    origin: list[str] = field(default_factory=list)  # workflow / note / trace ids
+
+    @property
+    def sessions(self) -> int:
+        return max(len(self.session_ids), self.session_count)
+
+    @property
+    def harm(self) -> bool:
+        return self.tokens_cost > 0 or self.failures > 0
+
+    def score(self) -> float:
+        return self.sessions * (1 + math.log10(1 + self.tokens_cost)) + 2 * self.failures
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "source": self.source, "sessions": self.sessions,
+                "tokens_cost": self.tokens_cost, "failures": self.failures, "origin": list(self.origin)}
+
+
+def terms(text: str) -> frozenset[str]:
+    """Content words, lower-cased and lightly stemmed (model-free similarity)."""
+    out = set()
+    for w in _WORD.findall(text.lower()):
+        if len(w) < 3 or w in _STOP:
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if len(w) > len(suffix) + 3 and w.endswith(suffix):
+                w = w[: -len(suffix)]
+                break
+        out.add(w)
+    return frozenset(out)
+
+
+def similar(a: frozenset[str], b: frozenset[str], threshold: float = 0.5) -> bool:
+    """Jaccard ≥ threshold, or much of the smaller set contained in the larger (more shared terms, less share)."""
+    if not a or not b:
+        return False
+    shared = len(a & b)
+    overlap = shared / min(len(a), len(b))
+    return shared / len(a | b) >= threshold or (shared >= 3 and overlap >= 0.8) or (shared >= 4 and overlap >= 0.5)
+
+
+def instruction_like(text: str) -> str | None:
+    """The pattern an instruction-like text matched (to quarantine it), or None."""
+    for pat in INSTRUCTION_PATTERNS:
+        m = pat.search(text)
+        if m:
+            return m.group(0)
+    return None
+
+
+def _session_evidence(ev: dict[str, Any]) -> tuple[set[str], int]:
+    raw = ev.get("session_ids", ev.get("sessions"))
+    if isinstance(raw, list | tuple | set):
+        return {str(s) for s in raw}, 0
+    if isinstance(raw, int | float):
+        return set(), int(raw)
+    return set(), 0
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def from_workflows(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
+    """Each pitfall of an active workflow, with its evidence (sessions, tokens_cost, occurrences/failures)."""
+    from habitus.store.memory import load_workflows
+
+    out = []
+    for wf in load_workflows(conn, subject):
+        for i, pit in enumerate(wf.pitfalls):
+            ids, count = _session_evidence(pit.evidence)
+            out.append(Candidate(id=f"pitfall:{wf.id}:{i}", text=pit.text, source="pitfall", session_ids=ids,
+                                 session_count=count, tokens_cost=_int(pit.evidence.get("tokens_cost")),
+                                 failures=_int(pit.evidence.get("failures", pit.evidence.get("occurrences"))),
+                                 origin=[wf.id]))
+    return out
+
+
+def _short(text: str, n: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def from_records(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
+    """Detours that recur: the same failing program with the same error head, grouped across records."""
+    from habitus.core.commands import command_program
+    from habitus.store.memory import load_records
+
+    groups: dict[tuple[str, str, str], Candidate] = {}
+    for rec in load_records(conn, subject):
+        for d in rec.detours:
+            program = command_program(d.failing) or d.failing.split(" ")[0]
+            head = re.sub(r"[0-9]+|/\S+", "", (d.error.strip().splitlines() or [""])[0]).strip()[:60]
+            key = (d.on, program, head)
+            fix = f"; what worked: `{_short(d.fixing, 60)}`" if d.fixing else ""
+            cand = groups.setdefault(key, Candidate(
+                id=f"record:{d.on}:{program}:{head}", source="record",
+                text=f"`{_short(d.failing, 60)}` failed ({_short(head or 'error', 60)}){fix}"))
+            cand.session_ids.add(rec.session_id or rec.trace_id)
+            cand.tokens_cost += d.tokens
+            cand.failures += 1
+            cand.origin.append(rec.trace_id)
+    return [c for c in groups.values() if c.sessions >= 2]
+
+
+def from_notes(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
+    """Active notes (repo and global); their evidence is whatever the note recorded (often none)."""
+    from habitus.store.notes import list_notes
+
+    out = []
+    for note in list_notes(conn, subject=subject):
+        text = f"Rejected: {note.text}" if note.kind == "rejected" else note.text
+        ids, count = _session_evidence(note.evidence)
+        if note.session_id:
+            ids.add(note.session_id)
+        out.append(Candidate(id=f"note:{note.id}", text=text, source="note", session_ids=ids, session_count=count,
+                             tokens_cost=_int(note.evidence.get("tokens_cost")),
+                             failures=_int(note.evidence.get("failures")), origin=[note.id]))
+    return out
+
+
+def from_refine_manifest(path: Path) -> list[Candidate]:
+    """Accepted edits of a `habitus refine` run (manifest.json); failure-side support counts as harm."""
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    accepted = set(manifest.get("accepted") or [])
+    out = []
+    for p in manifest.get("proposals") or []:
+        if p.get("id") not in accepted or p.get("op") == "remove" or not p.get("text"):
+            continue
+        support = [str(t) for t in p.get("supporting_trace_ids") or []]
+        failing = p.get("polarity") == "failure"
+        out.append(Candidate(id=f"refine:{p['id']}", text=str(p["text"]), source="refine", session_ids=set(support),
+                             failures=len(support) if failing else 0, origin=[str(p["id"])]))
+    return out
+
+
+def collect(conn: sqlite3.Connection, subject: str | None, *, refine_manifest: Path | None = None) -> list[Candidate]:
+    """Every candidate for a repo: pitfalls, recurring detours, notes, and accepted refine edits if given."""
+    out = from_workflows(conn, subject) + from_records(conn, subject) + from_notes(conn, subject)
+    if refine_manifest is not None:
+        out += from_refine_manifest(refine_manifest)
+    return out

@@ -1,0 +1,302 @@
+"""Promotion into the always-on rules block: compress, deduplicate, admit by evidence, zero-sum, apply.
+
+`propose(conn, target)` reads the candidates (pitfalls, recurring detours, notes, accepted refine
+edits), quarantines instruction-like ones, clusters similar candidates and compresses each cluster
+into one rule of 1–3 short lines (model-free), drops what the target file already says anywhere
+(not only in our block) or what was promoted, rejected or quarantined before, and admits a rule
+only when breaking it did harm (tokens or failures) and it recurred in ≥ 2 distinct sessions. When
+the block is full, each addition is paired with the removal of lower-scored rules (a rule whose
+trigger no longer recurs scores 0). `apply(conn, proposal)` writes the block atomically with a
+backup and records the promoted state; a promoted rule a person deleted is recorded as rejected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import shutil
+import sqlite3
+import textwrap
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from habitus.core.note import Rule, content_hash
+from habitus.deliver.candidates import Candidate, collect, instruction_like, similar, terms
+from habitus.deliver.files import atomic_write_text, backup_once
+from habitus.deliver.rules_block import Budget, block_size, parse_rules, replace_block
+from habitus.store.notes import list_rule_states, set_rule_state
+
+MAX_RULE_LINES = 3
+RULE_LINE_CHARS = 100
+DUPLICATE_THRESHOLD = 0.6
+
+
+class PromoteError(ValueError):
+    """Promotion cannot proceed (file changed since the proposal, broken markers); one-line message."""
+
+
+@dataclass
+class Addition:
+    rule: Rule
+    score: float
+    members: list[Candidate]
+    replaces: list[Rule] = field(default_factory=list)  # zero-sum pairing when the block is full
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.rule.to_dict(), "score": round(self.score, 2), "members": [m.to_dict() for m in self.members],
+                "replaces": [r.to_dict() for r in self.replaces]}
+
+
+@dataclass
+class Proposal:
+    target: Path
+    base_sha: str  # of the file when proposed; apply refuses if it changed
+    current: list[Rule]
+    additions: list[Addition] = field(default_factory=list)
+    removals: list[Rule] = field(default_factory=list)
+    held: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: list[dict[str, Any]] = field(default_factory=list)
+    rejected_now: list[Rule] = field(default_factory=list)  # promoted rules a person deleted
+    new_text: str = ""
+    diff: str = ""
+    budget: Budget = field(default_factory=Budget)
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.additions or self.removals)
+
+    def to_dict(self) -> dict[str, Any]:
+        lines, chars = block_size([r.lines for r in self.current])
+        return {"target": str(self.target), "additions": [a.to_dict() for a in self.additions],
+                "removals": [r.to_dict() for r in self.removals], "held": self.held,
+                "quarantined": self.quarantined, "rejected_now": [r.to_dict() for r in self.rejected_now],
+                "block": {"rules": len(self.current), "lines": lines, "chars": chars,
+                          "max_lines": self.budget.max_lines, "max_chars": self.budget.max_chars},
+                "diff": self.diff}
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _target_key(target: Path) -> str:
+    return str(target.resolve())
+
+
+def compress(members: list[Candidate]) -> list[str]:
+    """One rule of 1–3 short lines for a cluster: the best-evidenced member's text, first sentences first."""
+    best = sorted(members, key=lambda c: (-c.sessions, -c.tokens_cost, len(c.text)))[0]
+    text = " ".join(best.text.split())
+    lines = textwrap.wrap(text, RULE_LINE_CHARS, break_long_words=True, break_on_hyphens=False)
+    if len(lines) > MAX_RULE_LINES:
+        sentence = text.split(". ")[0].rstrip(".") + "."
+        lines = textwrap.wrap(sentence, RULE_LINE_CHARS, break_long_words=True, break_on_hyphens=False)
+        if len(lines) > MAX_RULE_LINES:
+            lines = lines[:MAX_RULE_LINES]
+            lines[-1] = lines[-1][: RULE_LINE_CHARS - 1].rstrip() + "…"
+    return lines
+
+
+def _merge_evidence(members: list[Candidate]) -> dict[str, Any]:
+    ids: set[str] = set()
+    for m in members:
+        ids |= m.session_ids
+    sessions = max([len(ids)] + [m.session_count for m in members])
+    return {"sessions": sessions, "session_ids": sorted(ids)[:20],
+            "tokens_cost": sum(m.tokens_cost for m in members), "failures": sum(m.failures for m in members),
+            "sources": sorted({m.source for m in members}), "origin": sorted({o for m in members for o in m.origin})}
+
+
+def _score(ev: dict[str, Any]) -> float:
+    return Candidate(id="", text="", source="", session_count=ev["sessions"], tokens_cost=ev["tokens_cost"],
+                     failures=ev["failures"]).score()
+
+
+def cluster(candidates: list[Candidate]) -> list[list[Candidate]]:
+    """Group similar candidates. Harm-carrying seeds cluster among themselves; the rest join a similar seed.
+
+    Comparing every note with every note would grow quadratically with memory; a candidate without
+    harm evidence can only be admitted through a seed anyway, so it is compared with seeds only.
+    """
+    seeds = [c for c in candidates if c.harm]
+    rest = [c for c in candidates if not c.harm]
+    seed_terms = [terms(c.text) for c in seeds]
+    parent = list(range(len(seeds)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(seeds)):
+        for j in range(i):
+            if similar(seed_terms[i], seed_terms[j]):
+                parent[find(i)] = find(j)
+    groups: dict[int, list[Candidate]] = {}
+    for i, c in enumerate(seeds):
+        groups.setdefault(find(i), []).append(c)
+    loners: list[list[Candidate]] = []
+    for c in rest:
+        t = terms(c.text)
+        hit = next((find(i) for i, st in enumerate(seed_terms) if similar(t, st)), None)
+        if hit is None:
+            loners.append([c])
+        else:
+            groups[hit].append(c)
+    return list(groups.values()) + loners
+
+
+def _file_units(text: str) -> list[frozenset[str]]:
+    """Term sets of every line and bullet of the target file (inside and outside our block)."""
+    units, current = [], ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("- ", "* ")) or not stripped:
+            if current:
+                units.append(terms(current))
+            current = stripped
+        else:
+            units.append(terms(stripped))
+            current = (current + " " + stripped) if current else ""
+    if current:
+        units.append(terms(current))
+    return [u for u in units if u]
+
+
+def _current_rules(text: str, states: dict[str, Rule]) -> list[Rule]:
+    rules = []
+    for lines in parse_rules(text):
+        h = content_hash("\n".join(lines))
+        known = states.get(h)
+        rules.append(Rule(id=known.id if known else f"manual-{h[:8]}", lines=lines,
+                          state="promoted" if known else "manual", evidence=known.evidence if known else {}))
+    return rules
+
+
+def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = None,
+            candidates: list[Candidate] | None = None, budget: Budget | None = None, min_sessions: int = 2,
+            refine_manifest: Path | None = None, record_rejections: bool = True) -> Proposal:
+    """Proposals for the target's rules block (reads the store; records rules a person deleted as rejected)."""
+    budget = budget or Budget()
+    text = target.read_text(encoding="utf-8") if target.exists() else ""
+    if subject is None and candidates is None:
+        from habitus.capture.subject import repo_subject
+
+        subject = repo_subject(target.parent if target.parent.exists() else Path.cwd())
+    if candidates is None:
+        candidates = collect(conn, subject, refine_manifest=refine_manifest)
+    key = _target_key(target)
+    states = {r.hash: r for r in list_rule_states(conn, key)}
+    current = _current_rules(text, states)
+    proposal = Proposal(target=target, base_sha=_sha(text), current=current, budget=budget)
+
+    present = {r.hash for r in current}
+    for h, rule in states.items():
+        if rule.state == "promoted" and h not in present:
+            proposal.rejected_now.append(rule)
+            if record_rejections:
+                set_rule_state(conn, key, rule, "rejected")
+                rule.state = "rejected"
+    blocked = [terms(r.text) for r in states.values() if r.state in ("rejected", "quarantined", "promoted")]
+    units = _file_units(text)
+
+    admitted: list[tuple[float, Rule, list[Candidate]]] = []
+    clean = []
+    for c in candidates:
+        why = instruction_like(c.text)
+        if why:
+            proposal.quarantined.append({**c.to_dict(), "matched": why})
+        else:
+            clean.append(c)
+    for members in cluster(clean):
+        lines = compress(members)
+        rule_text = "\n".join(lines)
+        ev = _merge_evidence(members)
+        rule = Rule(id="r-" + content_hash(" ".join(sorted(terms(rule_text))))[:8], lines=lines, evidence=ev)
+        rt = terms(rule_text)
+        reason = None
+        if states.get(rule.hash) and states[rule.hash].state != "retired":
+            reason = f"already {states[rule.hash].state}"
+        elif any(similar(rt, b, DUPLICATE_THRESHOLD) for b in blocked):
+            reason = "matches a rule promoted, rejected or quarantined before"
+        elif any(similar(rt, u, DUPLICATE_THRESHOLD) for u in units):
+            reason = "the target file already says this"
+        elif not (ev["tokens_cost"] > 0 or ev["failures"] > 0):
+            reason = "no harm evidence (tokens or failures)"
+        elif ev["sessions"] < min_sessions:
+            reason = f"recurred in {ev['sessions']} session(s), fewer than {min_sessions}"
+        if reason:
+            if ev["tokens_cost"] or ev["failures"] or len(members) > 1 or reason.startswith(("already", "matches")):
+                proposal.held.append({"text": rule_text, "reason": reason, "evidence": ev})
+            continue
+        admitted.append((_score(ev), rule, members))
+
+    _fill(proposal, admitted, candidates)
+    kept = [r for r in current if r not in proposal.removals]
+    final = [r.lines for r in kept] + [a.rule.lines for a in proposal.additions]
+    proposal.new_text = replace_block(text, final) if proposal.changes else text
+    proposal.diff = "".join(difflib.unified_diff(text.splitlines(keepends=True),
+                                                 proposal.new_text.splitlines(keepends=True),
+                                                 fromfile=f"{target} (now)", tofile=f"{target} (proposed)"))
+    return proposal
+
+
+def _live_score(rule: Rule, candidates: list[Candidate]) -> float:
+    """A promoted rule's score from today's evidence; 0 when its trigger no longer recurs in memory."""
+    rt = terms(rule.text)
+    members = [c for c in candidates if similar(rt, terms(c.text))]
+    return _score(_merge_evidence(members)) if members else 0.0
+
+
+def _fill(proposal: Proposal, admitted: list[tuple[float, Rule, list[Candidate]]],
+          candidates: list[Candidate]) -> None:
+    """Add admitted rules by score; when the budget is exceeded pair each with lower-scored removals."""
+    budget = proposal.budget
+    removable = sorted(((_live_score(r, candidates), r) for r in proposal.current if r.state == "promoted"),
+                       key=lambda p: p[0])
+    block = [r.lines for r in proposal.current]
+    for score, rule, members in sorted(admitted, key=lambda a: -a[0]):
+        trial = block + [rule.lines]
+        replaced: list[Rule] = []
+        pool = [p for p in removable if p[1] not in proposal.removals]
+        while not budget.fits(trial) and pool and pool[0][0] < score:
+            _, old = pool.pop(0)
+            replaced.append(old)
+            trial = [lines for lines in trial if lines is not old.lines]
+        if not budget.fits(trial):
+            proposal.held.append({"text": rule.text, "reason": "block full and no lower-scored rule to replace",
+                                  "evidence": rule.evidence})
+            continue
+        block = trial
+        proposal.removals += replaced
+        proposal.additions.append(Addition(rule=rule, score=score, members=members, replaces=replaced))
+
+
+def apply(conn: sqlite3.Connection, proposal: Proposal) -> dict[str, Any]:
+    """Write the proposed block atomically (backup first) and record promoted / retired / quarantined state."""
+    target = proposal.target
+    now_text = target.read_text(encoding="utf-8") if target.exists() else ""
+    if _sha(now_text) != proposal.base_sha:
+        raise PromoteError(f"{target} changed since the proposal was made; run `habitus promote` again")
+    key = _target_key(target)
+    backup = None
+    for c in proposal.quarantined:
+        set_rule_state(conn, key, Rule(id=str(c["id"]), lines=[str(c["text"])], evidence=c), "quarantined")
+    if proposal.changes:
+        if target.exists():
+            backup_once(target)
+            backup = target.with_name(target.name + ".habitus-backup")
+            shutil.copy2(target, backup)
+        atomic_write_text(target, proposal.new_text)
+        date = datetime.now(UTC).isoformat(timespec="seconds")
+        for add in proposal.additions:
+            add.rule.date = date
+            set_rule_state(conn, key, add.rule, "promoted")
+        for old in proposal.removals:
+            set_rule_state(conn, key, old, "retired")
+    return {"target": str(target), "written": proposal.changes, "backup": str(backup) if backup else None,
+            "added": [a.rule.id for a in proposal.additions], "removed": [r.id for r in proposal.removals],
+            "quarantined": len(proposal.quarantined)}
