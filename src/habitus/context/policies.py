@@ -247,7 +247,7 @@ def _self_edits(pairs: list[ToolPair]) -> tuple[set[int], dict[int, str]]:
 
 
 def _compaction_boundary(
-    history: list[dict[str, Any]], pairs: list[ToolPair], policy: Policy, summaries: _Summaries
+    history: list[dict[str, Any]], pairs: list[ToolPair], policy: Policy, summaries: _Summaries, base_tokens: int = 0
 ) -> int:
     """How many leading pairs the compaction policy has summarized, replaying the run pair by pair."""
     state = summaries.state
@@ -258,7 +258,7 @@ def _compaction_boundary(
     # Tokens per pair (its share of the call message, plus its result) and of everything else.
     pair_tokens = [0] * len(pairs)
     checkpoints: list[tuple[int, int]] = []  # (pairs completed, non-pair tokens so far)
-    other = 0
+    other = base_tokens
     for i, msg in enumerate(history):
         tokens = state.message_tokens(msg)
         if i in result_pair:
@@ -290,10 +290,13 @@ def apply_policy(
     summarizer: Summarizer | None = None,
     state: PolicyState | None = None,
     pairs: list[ToolPair] | None = None,
+    base_tokens: int = 0,
 ) -> ContextView:
     """The messages the next request sees under `policy`; system prompts and user turns are always kept.
 
     `pairs` may pass a precomputed `find_pairs(history)` (a replay does, to stay linear per request).
+    `base_tokens` counts toward `compact:T` thresholds for what every request carries outside the
+    history (the harness's system prompt and tool schemas).
     """
     pol = parse_policy(policy) if isinstance(policy, str) else policy
     state = state if state is not None else PolicyState()
@@ -313,7 +316,7 @@ def apply_policy(
         cut = max(0, len(pairs) - pol.keep)
         cleared = {p.index for p in pairs[:cut] if p.result is not None}
     elif pol.kind == "compact":
-        boundary = _compaction_boundary(history, pairs, pol, summaries)
+        boundary = _compaction_boundary(history, pairs, pol, summaries, base_tokens)
         evicted = set(range(boundary))
         summarized = pairs[:boundary]
     elif pol.kind == "self-edit":

@@ -298,7 +298,7 @@ def _replay(
     for req in requests:
         history = _history_at(messages, req)
         req_pairs = _prefix_pairs(pairs, req.n_messages) if req.history_base == 0 else None
-        view = apply_policy(policy, history, summarizer=summarizer, state=state, pairs=req_pairs)
+        view = apply_policy(policy, history, summarizer=summarizer, state=state, pairs=req_pairs, base_tokens=hidden)
         request_blocks = prefix + [blocks.of(m) for m in view.messages]
         system_blocks = len(prefix) + next(
             (i for i, m in enumerate(view.messages) if m.get("role") != "system"), len(view.messages)

@@ -171,7 +171,10 @@ class LLMSummarizer:
     provider: Any  # habitus.llm.providers provider: .chat(messages, tools=None, ...) -> ChatResponse
     max_input_chars: int = 24_000
     max_result_chars: int = 2_000
+    max_output_tokens: int = 600
+    fallback: Summarizer | None = None  # used (and counted in `fallbacks`) when no model is configured
     name: str = "llm"
+    fallbacks: int = 0
 
     def summarize(self, pairs: Sequence[ToolPair]) -> Summary:
         blocks: list[str] = []
@@ -187,7 +190,15 @@ class LLMSummarizer:
             {"role": "system", "content": LLM_SUMMARY_PROMPT},
             {"role": "user", "content": "\n---\n".join(reversed(blocks))},
         ]
-        response = self.provider.chat(messages)
+        from habitus.llm.types import NoModelConfigured
+
+        try:
+            response = self.provider.chat(messages, max_tokens=self.max_output_tokens)
+        except NoModelConfigured:
+            if self.fallback is None:
+                raise
+            self.fallbacks += 1
+            return self.fallback.summarize(pairs)
         usage = _usage_of(response)
         return Summary(text=str(getattr(response, "text", "") or "").strip(), usage=usage, calls=1)
 
