@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.recall.conftest import git, shortcut_workflow, store_workflows
 
 from habitus.recall import recall
-from tests.recall.conftest import git, shortcut_workflow, store_workflows
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import os
 
 from habitus.core.workflow import Workflow
 
-BM25_THRESHOLD = 0.55
+BM25_THRESHOLD = 0.35
 EMBEDDING_THRESHOLD = 0.55
 MAX_RANKED = 2
 METHODS = ("bm25", "embedding", "off")

@@ -20,7 +20,7 @@ _KEYNAME = (r"(?:f(?:1[0-2]|[1-9])|enter|return|tab|space|esc|escape|backspace|d
             r"|pagedown|up|down|left|right|plus|minus|comma|period|slash|[a-z0-9]|[\[\]\\;',./`=-])")
 _KEY = re.compile(rf"(?<![\w+])(?:{_MODIFIER}\s*[+-]\s*)+{_KEYNAME}(?![a-z0-9])|[⌘⌥⇧⌃]+[a-z0-9](?![a-z0-9])",
                   re.IGNORECASE)
-_AFTER_WORD = re.compile(r"\s*(?:`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|'([^'\n]+)'|([^\s,.;:!?()\[\]]+))")
+_AFTER_WORD = re.compile(r"\s*(?:`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|'([^'\n]+)'|([^\s,;:!?()\[\]]+))")
 _BLANK = re.compile(r"\{([A-Za-z_][\w-]*)\}")
 
 FILL_SOURCES = ("code", "quoted", "key", "key-letter", "after")
@@ -70,6 +70,8 @@ def word_after(text: str, phrase: str, n: int = 1) -> str | None:
     if not m:
         return None
     value = next(g for g in m.groups() if g is not None)
+    if m.group(5) is not None:
+        value = value.rstrip(".")  # a sentence end, not part of the word ("app.py" keeps its dot)
     return value.strip() or None
 
 

@@ -1,0 +1,79 @@
+"""End to end through real processes: `habitus recall … --json` and `python -m habitus.recall`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.recall.conftest import git, shortcut_workflow, store_workflows
+
+HABITUS = str(Path(sys.executable).with_name("habitus"))
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=60, cwd=cwd, check=False)
+
+
+@pytest.fixture
+def repo(shortcut_repo: Path) -> Path:
+    store_workflows(shortcut_repo, [shortcut_workflow(git(shortcut_repo, "rev-parse", "HEAD"))])
+    return shortcut_repo
+
+
+def test_cli_json_hands_over_the_workflow_with_the_documented_keys(repo: Path) -> None:
+    done = run(HABITUS, "recall", "Add a keyboard shortcut Alt+E for export", "--cwd", str(repo), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {"task", "intent", "selected", "text", "chars", "workflow_ids"} <= set(data)
+    [sel] = data["selected"]
+    assert {"id", "why", "skipped_steps", "fills", "moved", "stale"} <= set(sel)
+    assert sel["id"] == "wf-add-keyboard-shortcut" and sel["fills"] == {"key": "Alt+E", "action": "export"}
+    assert sel["skipped_steps"] == []
+    assert data["chars"] == len(data["text"]) <= 9_800
+    assert "src/app/keymap.py:10" in data["text"]
+
+
+def test_cli_codex_budget_and_explicit_budget_are_respected(repo: Path) -> None:
+    codex = json.loads(run(HABITUS, "recall", "Add a hotkey for export", "--cwd", str(repo), "--agent", "codex",
+                           "--json").stdout)
+    assert codex["budget"] == 4_000 and codex["chars"] <= 4_000
+    tight = json.loads(run(HABITUS, "recall", "Add a hotkey for export", "--cwd", str(repo), "--budget", "700",
+                           "--json").stdout)
+    assert 0 < tight["chars"] <= 700
+
+
+def test_cli_text_output_and_nothing_for_an_unrelated_task(repo: Path) -> None:
+    done = run(HABITUS, "recall", "Add a keyboard shortcut for export", "--cwd", str(repo))
+    assert done.returncode == 0 and done.stdout.startswith("# habitus:")
+    nothing = run(HABITUS, "recall", "Fix the database connection timeout", "--cwd", str(repo))
+    assert nothing.returncode == 0 and nothing.stdout == ""
+    assert "no workflow fits" in nothing.stderr
+
+
+def test_fast_entry_point_gives_the_same_json(repo: Path) -> None:
+    args = ["Add a keyboard shortcut for export", "--cwd", str(repo), "--json", "--no-log"]
+    fast = json.loads(run(sys.executable, "-m", "habitus.recall", *args).stdout)
+    full = json.loads(run(HABITUS, "recall", *args).stdout)
+    assert fast == full
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--cwd", "/no/such/folder"], "is not a folder"),
+    (["--agent", "vim"], "unknown agent"),
+    (["--selector", "magic"], "unknown selector"),
+])
+def test_bad_input_is_one_line_on_stderr_and_exit_1(repo: Path, args: list[str], message: str) -> None:
+    base = ["--cwd", str(repo)] if "--cwd" not in args else []
+    done = run(HABITUS, "recall", "Add a keyboard shortcut", *base, *args, "--json")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_outside_a_git_repo_recall_hands_over_nothing(tmp_path: Path) -> None:
+    done = run(HABITUS, "recall", "Add a keyboard shortcut", "--cwd", str(tmp_path), "--json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["selected"] == []

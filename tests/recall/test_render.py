@@ -1,0 +1,80 @@
+"""The hand-over text: what it shows, and that it never exceeds its budget (excerpts shrink first)."""
+
+from __future__ import annotations
+
+import pytest
+from tests.recall.conftest import shortcut_workflow
+
+from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
+from habitus.recall.validate import CheckState, StepState, Validation
+
+
+def selected(n_workflows: int = 1, excerpt_len: int = 6, stale_step: int | None = None) -> list[SelectedWorkflow]:
+    out = []
+    for k in range(n_workflows):
+        wf = shortcut_workflow("abc123")
+        wf.id = f"wf-{k}"
+        v = Validation(wf.id)
+        for n in (1, 2, 3):
+            if n == stale_step:
+                v.steps[n] = StepState(n, "stale", file=wf.steps[n - 1].place.file, commit="deadbeef00",
+                                       reason=f"{wf.steps[n - 1].place.file} deleted in deadbeef00")
+            else:
+                v.steps[n] = StepState(n, "ok", file=wf.steps[n - 1].place.file, line=10 * n,
+                                       excerpt=[f"    line {i} of step {n} " + "x" * 60 for i in range(excerpt_len)])
+        v.checks = [CheckState(c) for c in wf.checks]
+        out.append(SelectedWorkflow(workflow=wf, why="keyboard shortcut", kept_steps=[1, 2, 3],
+                                    fills={"key": "Alt+E", "action": "export"}, validation=v))
+    return out
+
+
+def test_full_text_shows_why_values_steps_with_lines_checks_and_pitfalls() -> None:
+    text = render(selected(), DEFAULT_BUDGETS["claude"])
+    assert 'Picked because the task says "keyboard shortcut"' in text
+    assert "{key} = `Alt+E`, {action} = `export`" in text
+    assert '1. Bind Alt+E to "export" in the bindings dict at `src/app/keymap.py:10`' in text
+    assert "3. List Alt+E in the shortcut table at `docs/shortcuts.md:30`" in text
+    assert "line 5 of step 3" in text  # full excerpts fit
+    assert "Checks (run all): `python -m pytest -q tests/test_keymap.py`" in text
+    assert "Keys are lower-case" in text
+
+
+def test_stale_step_is_left_out_of_the_body_and_listed_in_the_footer() -> None:
+    text = render(selected(stale_step=2), 9_800)
+    body, _, footer = text.partition("Left out as stale")
+    assert "Register the export command" not in text
+    assert "2. List Alt+E" in body  # the steps are renumbered
+    assert "src/app/commands.py" in footer and "deleted in deadbeef00" in footer
+
+
+@pytest.mark.parametrize("budget", [0, 1, 10, 40, 100, 300, 600, 900, 1_200, 1_500, 2_000, 2_500, 3_000, 4_000,
+                                    6_000, 9_800])
+@pytest.mark.parametrize("n_workflows", [1, 3])
+def test_budget_is_never_exceeded(budget: int, n_workflows: int) -> None:
+    text = render(selected(n_workflows, excerpt_len=20), budget)
+    assert len(text) <= budget
+    if budget >= 40:
+        assert text
+
+
+def test_excerpts_shrink_before_any_content_is_dropped() -> None:
+    sel = selected()
+    full = render(sel, 100_000)
+    text = render(sel, len(full) - 1)
+    assert len(text) < len(full)
+    for must in ("1. Bind", "2. Register", "3. List", "Checks (run all)", "Keys are lower-case"):
+        assert must in text
+    assert "line 0 of step 1" in text and "line 5 of step 1" not in text
+
+
+def test_lower_ranked_workflows_go_before_the_first_is_compacted() -> None:
+    sel = selected(3)
+    no_excerpts_one = render(sel[:1], 100_000).count("\n")
+    text = render(sel, 1_500)
+    assert "## 1." in text and "## 3." not in text
+    assert "Left out for size" in text and "wf-2" in text
+    assert no_excerpts_one > 0
+
+
+def test_nothing_selected_renders_nothing() -> None:
+    assert render([], 9_800) == ""
