@@ -53,18 +53,25 @@ class _State:
         self.pending: dict[str, ToolCall] = {}
         self.usage_step: dict[str, Step] = {}  # message.id -> the step that carries its usage
         self.chain_root: dict[str, str] = {}  # uuid -> uuid of the first line of its chain
+        self.sidechain: set[str] = set()  # uuids of sidechain lines
 
 
-def read_claude(path: Path, *, start: int = 0) -> ReadResult:
-    """Read one Claude Code session file (from byte `start` for an incremental read)."""
+RESUME_CHAINS = 2000  # sidechain line ids remembered for an incremental read
+
+
+def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = None) -> ReadResult:
+    """Read one Claude Code session file (from byte `start`, with the `resume` state of the earlier read)."""
     result = ReadResult(format="claude")
     state = _State()
+    state.chain_root.update((resume or {}).get("chain_root") or {})
     trace: Trace | None = None
     named = False
     for line in iter_json_lines(path, result, start):
         kind = line.get("type")
         if trace is None:
             trace = _new_trace(path, line)
+            trace.cwd = (resume or {}).get("cwd")
+            trace.meta.update((resume or {}).get("meta") or {})
             named = bool(line.get("sessionId"))
         elif not named and line.get("sessionId"):
             trace = _renamed(trace, _new_trace(path, line))
@@ -87,8 +94,14 @@ def read_claude(path: Path, *, start: int = 0) -> ReadResult:
             result.skipped_lines += 1
             continue
         _note_line_context(trace, line)
-    if trace is not None and (trace.steps or start == 0):
+    held: dict[str, Any] = {}
+    if trace is not None and (trace.steps if start == 0 else result.lines):
         result.traces.append(finish_trace(trace))
+    elif trace is not None:
+        held = trace.meta  # nothing to store yet: keep what was learnt (titles) for the next read
+    chains = [(uuid, root) for uuid, root in state.chain_root.items() if uuid in state.sidechain]
+    result.resume = {"chain_root": dict(chains[-RESUME_CHAINS:]), "cwd": trace.cwd if trace else None,
+                     "meta": held}
     return result
 
 
@@ -136,6 +149,8 @@ def _agent_id(state: _State, line: dict[str, Any]) -> str | None:
         state.chain_root[uuid] = root or uuid
     if not line.get("isSidechain"):
         return None
+    if uuid:
+        state.sidechain.add(uuid)
     return line.get("agentId") or root
 
 

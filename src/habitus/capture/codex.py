@@ -56,12 +56,16 @@ class _State:
         self.pending: dict[str, ToolCall] = {}
         self.last_total: Any = None
         self.request_end: Step | None = None  # the latest model-produced step since the last token_count
+        self.continuing = False  # reading appended bytes: a request may have ended before them
+        self.model_steps = 0  # model-produced steps read so far
 
 
-def read_codex(path: Path, *, start: int = 0) -> ReadResult:
-    """Read one Codex rollout file (from byte `start` for an incremental read)."""
+def read_codex(path: Path, *, start: int = 0, resume: dict[str, Any] | None = None) -> ReadResult:
+    """Read one Codex rollout file (from byte `start`, with the `resume` state of the earlier read)."""
     result = ReadResult(format="codex")
     state = _State()
+    state.last_total = (resume or {}).get("last_total")
+    state.continuing = start > 0
     trace = Trace(id=path.stem, source_format="codex", agent="codex", source_path=str(path))
     if path.stem.startswith("rollout-") and len(path.stem) > 45:
         trace.id = trace.session_id = path.stem[-36:]  # rollout-<date>-<uuid>.jsonl
@@ -100,8 +104,9 @@ def read_codex(path: Path, *, start: int = 0) -> ReadResult:
         else:
             result.skipped_lines += 1
             result.unknown_types[f"codex:{kind}"] += 1
-    if trace.steps or start == 0:
+    if result.lines:  # a session_meta alone is a trace; so is any appended line
         result.traces.append(finish_trace(trace))
+    result.resume = {"last_total": state.last_total}
     return result
 
 
@@ -135,6 +140,7 @@ def _response_item(trace: Trace, state: _State, item: dict[str, Any], stamp: str
         if role == "assistant":
             step = Step(kind=StepKind.ASSISTANT, text=text, timestamp=stamp)
             state.request_end = step
+            state.model_steps += 1
         elif role == "user" and not text.lstrip().startswith(_CONTEXT_PREFIXES):
             step = Step(kind=StepKind.USER, text=text, timestamp=stamp)
         else:
@@ -146,6 +152,7 @@ def _response_item(trace: Trace, state: _State, item: dict[str, Any], stamp: str
             step = Step(kind=StepKind.ASSISTANT, text=text, timestamp=stamp, meta={"thinking": True})
             trace.steps.append(step)
             state.request_end = step
+            state.model_steps += 1
     elif itype in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
         _tool_call(trace, state, item, stamp)
     elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
@@ -177,6 +184,7 @@ def _tool_call(trace: Trace, state: _State, item: dict[str, Any], stamp: str | N
     step = tool_step(name, tool_input, call_id, stamp)
     trace.steps.append(step)
     state.request_end = step
+    state.model_steps += 1
     if call_id:
         state.pending[call_id] = step.tool  # type: ignore[assignment]
 
@@ -233,6 +241,8 @@ def _token_count(trace: Trace, state: _State, payload: dict[str, Any]) -> None:
     if cumulative is not None:
         trace.usage = cumulative
     last = usage_from_openai(info.get("last_token_usage"))
+    if last is not None and state.continuing and not state.model_steps:
+        trace.meta["leading_request_usage"] = info.get("last_token_usage")  # for the step before the boundary
     if last is not None and state.request_end is not None and state.request_end.usage is None:
         state.request_end.usage = last
         state.request_end.meta["request_usage"] = info.get("last_token_usage")

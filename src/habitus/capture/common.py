@@ -33,6 +33,7 @@ class ReadResult:
     format: str | None = None
     offset: int = 0  # bytes consumed from the file (whole lines only), for incremental re-reads
     lines: int = 0
+    resume: dict[str, Any] = field(default_factory=dict)  # reader state at `offset`, to continue later
 
     def merge(self, other: ReadResult) -> None:
         self.traces.extend(other.traces)

@@ -72,12 +72,13 @@ def _line_format(line: dict[str, Any]) -> str | None:
 
 def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str | None = None,
                     ground_truth: dict[str, Any] | Path | str | None = None, start: int = 0,
-                    fmt: str | None = None, subjects: bool = True) -> ReadResult:
+                    fmt: str | None = None, subjects: bool = True, resume: dict[str, Any] | None = None) -> ReadResult:
     """Read one trace file of any supported format into redacted `Trace`s.
 
     `rewards` (`{trace_id: bool}` or a path to one) and `ground_truth` (`{trace_id: feedback}` or a
     path) set outcomes for span/chat traces; a `binary_rewards.json` beside a span file is used when
-    `rewards` is not given. `start` reads from a byte offset (incremental ingest).
+    `rewards` is not given. `start` reads from a byte offset, continuing with `resume`, the
+    `ReadResult.resume` of the read that stopped there (incremental ingest).
     """
     path = Path(path)
     result = ReadResult()
@@ -89,9 +90,9 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
         reward_map = _load_rewards(rewards)
         truth = load_ground_truth(ground_truth)
         if fmt == "claude":
-            result = read_claude(path, start=start)
+            result = read_claude(path, start=start, resume=resume)
         elif fmt == "codex":
-            result = read_codex(path, start=start)
+            result = read_codex(path, start=start, resume=resume)
         elif fmt == "spans":
             result = read_spans(path, start=start, rewards=reward_map, ground_truth=truth)
         elif fmt == "chat":

@@ -8,7 +8,7 @@ modules on the same connection (`store.conn`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from habitus.core import Trace
@@ -44,6 +44,9 @@ class FileState:
     mtime: float
     offset: int  # bytes consumed (only whole lines)
     head_hash: str  # hash of the first bytes, to notice a file replaced in place
+    format: str | None = None  # the trace format the file was read as
+    trace_ids: list[str] = field(default_factory=list)  # traces read from it (to extend on growth)
+    resume: dict[str, Any] = field(default_factory=dict)  # reader state at `offset` (to continue a read)
 
 
 class Store(Protocol):
@@ -63,5 +66,9 @@ class Store(Protocol):
     def get_file_state(self, path: str) -> FileState | None: ...
 
     def set_file_state(self, state: FileState) -> None: ...
+
+    def commit_file(self, traces: list[Trace], state: FileState, *, expected_offset: int | None) -> int | None:
+        """Atomically store `traces` and `state` if the file's stored offset is still `expected_offset`
+        (None: never ingested). Returns how many traces changed, or None when another writer got there first."""
 
     def close(self) -> None: ...

@@ -1,0 +1,174 @@
+"""`SQLiteStore`: the embedded default implementation of the `Store` protocol.
+
+One connection (WAL, busy timeout; see `habitus.store.sqlite.connect`) on `$HABITUS_HOME/habitus.db`.
+Writes run in `BEGIN IMMEDIATE` transactions so concurrent ingesting processes serialize instead
+of failing; other areas keep their own tables on `store.conn`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from habitus.core import Trace
+from habitus.store import traces as tables
+from habitus.store.base import FileState, TraceSummary
+from habitus.store.home import default_db_path
+from habitus.store.sqlite import StoreError, connect
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class SQLiteStore:
+    """Traces and ingest state in one SQLite file."""
+
+    def __init__(self, path: Path | str | None = None, *, readonly: bool = False) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        self.conn = connect(self.path, readonly=readonly)
+        if not readonly:
+            try:
+                tables.ensure_traces_schema(self.conn)
+            except sqlite3.Error as exc:
+                self.conn.close()
+                raise StoreError(f"cannot prepare store {self.path}: {exc}") from exc
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that takes the lock up front (waits on busy, never deadlocks on upgrade)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # -- traces -----------------------------------------------------------------------------------
+    def put_trace(self, trace: Trace) -> bool:
+        with self.transaction() as conn:
+            return tables.write_trace(conn, trace, _now())
+
+    def put_traces(self, traces: list[Trace]) -> int:
+        """Store many traces in one transaction; returns how many changed."""
+        with self.transaction() as conn:
+            now = _now()
+            return sum(tables.write_trace(conn, t, now) for t in traces)
+
+    def get_trace(self, trace_id: str) -> Trace | None:
+        return tables.load_trace(self.conn, trace_id)
+
+    def resolve_trace_id(self, prefix: str) -> str | None:
+        """The full id of the one trace whose id starts with `prefix` (None if none or ambiguous)."""
+        rows = self.conn.execute("SELECT id FROM traces WHERE id = ? OR id LIKE ? ESCAPE '\\' LIMIT 2",
+                                 (prefix, _like_prefix(prefix))).fetchall()
+        exact = [r[0] for r in rows if r[0] == prefix]
+        if exact:
+            return exact[0]
+        return rows[0][0] if len(rows) == 1 else None
+
+    def delete_trace(self, trace_id: str) -> None:
+        with self.transaction() as conn:
+            tables.delete_trace(conn, trace_id)
+
+    def list_traces(self, *, subject: str | None = None, since: str | None = None,
+                    limit: int | None = None, repo: str | None = None) -> list[TraceSummary]:
+        where, args = self._filters(subject=subject, since=since, repo=repo)
+        sql = f"SELECT * FROM traces {where} ORDER BY coalesce(started, '') DESC, id"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [tables.row_to_summary(r) for r in self.conn.execute(sql, args)]
+
+    def iter_traces(self, *, subject: str | None = None, since: str | None = None,
+                    repo: str | None = None) -> Iterator[Trace]:
+        where, args = self._filters(subject=subject, since=since, repo=repo)
+        ids = [r[0] for r in self.conn.execute(f"SELECT id FROM traces {where} ORDER BY started, id", args)]
+        for trace_id in ids:
+            trace = self.get_trace(trace_id)
+            if trace is not None:
+                yield trace
+
+    def search_traces(self, query: str, *, limit: int = 20) -> list[TraceSummary]:
+        match = tables.fts_query(query)
+        if not match:
+            return []
+        rows = self.conn.execute(
+            "SELECT t.*, min(f.rank) AS best FROM steps_fts f JOIN steps s ON s.id = f.rowid "
+            "JOIN traces t ON t.id = s.trace_id WHERE steps_fts MATCH ? GROUP BY t.id ORDER BY best LIMIT ?",
+            (match, limit)).fetchall()
+        return [tables.row_to_summary(r) for r in rows]
+
+    def count_traces(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM traces").fetchone()[0])
+
+    def _filters(self, *, subject: str | None, since: str | None, repo: str | None) -> tuple[str, list[Any]]:
+        clauses, args = [], []
+        if subject:
+            # every clone shares the root commit; the remote part may differ between clones
+            root = subject.split("@", 1)[0]
+            clauses.append("(subject = ? OR subject = ? OR subject LIKE ? ESCAPE '\\')")
+            args += [subject, root, _like_prefix(root + "@")]
+        if since:
+            clauses.append("coalesce(ended, started, '') >= ?")
+            args.append(since)
+        if repo:
+            clauses.append("(cwd = ? OR cwd LIKE ? ESCAPE '\\')")
+            args += [repo, _like_prefix(repo.rstrip("/") + "/")]
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+    # -- ingest state -----------------------------------------------------------------------------
+    def get_file_state(self, path: str) -> FileState | None:
+        return tables.read_file_state(self.conn, path)
+
+    def set_file_state(self, state: FileState) -> None:
+        with self.transaction() as conn:
+            tables.write_file_state(conn, state, _now())
+
+    def commit_file(self, traces: list[Trace], state: FileState, *, expected_offset: int | None) -> int | None:
+        with self.transaction() as conn:
+            current = tables.read_file_state(conn, state.path)
+            if (current.offset if current else None) != expected_offset:
+                return None
+            now = _now()
+            changed = sum(tables.write_trace(conn, t, now) for t in traces)
+            tables.write_file_state(conn, state, now)
+            return changed
+
+    # -- health -----------------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        """What `habitus doctor` reports about the store."""
+        conn = self.conn
+        info: dict[str, Any] = {"path": str(self.path)}
+        info["journal_mode"] = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        info["integrity"] = conn.execute("PRAGMA quick_check").fetchone()[0]
+        info["schema_versions"] = {r[0]: r[1] for r in conn.execute("SELECT component, version FROM schema_versions")}
+        info["traces"] = self.count_traces()
+        info["steps"] = int(conn.execute("SELECT count(*) FROM steps").fetchone()[0])
+        info["files"] = int(conn.execute("SELECT count(*) FROM ingested_files").fetchone()[0])
+        info["size_bytes"] = self.path.stat().st_size if self.path.exists() else 0
+        info["sqlite_version"] = sqlite3.sqlite_version
+        return info
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the database file (used before copying or inspecting the file)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+
+def _like_prefix(prefix: str) -> str:
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
