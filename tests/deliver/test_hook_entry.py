@@ -155,3 +155,45 @@ def test_entry_point_imports_stay_light() -> None:
             "'mcp', 'matplotlib', 'umap') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _seed_workflows(repo: Path) -> None:
+    from habitus.core.workflow import Cues, Place, WorkflowStep
+
+    (repo / "db").mkdir()
+    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
+    (repo / "api.proto").write_text("syntax = 'proto3';\n")
+    from .conftest import git
+
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "schema")
+    conn = connect()
+    save_workflows(conn, repo_subject(repo), [
+        Workflow(id="wf-mig", name="add a database migration", use_when="adding a database migration",
+                 cues=Cues(any=["migration"]),
+                 steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))]),
+        Workflow(id="wf-proto", name="change the API schema", use_when="changing the protobuf API",
+                 cues=Cues(any=["protobuf"]),
+                 steps=[WorkflowStep(do="Edit the message", place=Place(file="api.proto"))]),
+    ])
+    conn.close()
+
+
+def test_prompt_submit_hands_over_on_first_prompt_and_only_new_workflows_later(repo: Path) -> None:
+    _seed_workflows(repo)
+    first = run_hook("UserPromptSubmit", _prompt(str(repo), "add a migration for the users table"))
+    assert first.returncode == 0, first.stderr
+    context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "add a database migration" in context and "db/migrations.py" in context
+    same = run_hook("UserPromptSubmit", _prompt(str(repo), "now another migration for orders"))
+    assert (same.returncode, same.stdout) == (0, b"")  # nothing new picked
+    new = run_hook("UserPromptSubmit", _prompt(str(repo), "also update the protobuf message"))
+    assert "change the API schema" in json.loads(new.stdout)["hookSpecificOutput"]["additionalContext"]
+    from habitus.store.memory import list_handovers
+
+    assert len(list_handovers(connect(), session_id="s1")) == 2  # only what was shown is logged
+
+
+def test_prompt_submit_in_a_non_git_folder_prints_nothing(tmp_path: Path) -> None:
+    done = run_hook("UserPromptSubmit", _prompt(str(tmp_path), "add a migration"))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")

@@ -96,14 +96,13 @@ def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
 
         first = not session or not shown_in_session(db, session, "prompt")
         seen = shown_in_session(db, session, "workflow") if session else set()
-        # the first prompt is shown whenever recall has something, so it is logged in one pass; a later
-        # prompt is shown only when it picks new workflows, which is known after selection
-        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=first)
+        # whether to show is known only after selection; shows are then counted and logged by recall itself
+        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
         data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
         ids = [str(i) for i in data.get("workflow_ids") or []]
         new_ids = [i for i in ids if i not in seen]
         show = bool(data.get("text")) and (first or bool(new_ids))
-        if show and not first:
+        if show:
             recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=True)
         if session:
             mark_shown(db, session, "prompt", ["first"])
@@ -111,8 +110,7 @@ def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
                 mark_shown(db, session, "workflow", ids)
         if not show:
             return None
-        header = "habitus hand-over from past runs in this repo (hints, verify before relying on them):\n"
-        return _output("UserPromptSubmit", header + str(data["text"]), agent)
+        return _output("UserPromptSubmit", str(data["text"]), agent)
     finally:
         if owned:
             db.close()
