@@ -1,0 +1,267 @@
+"""Records: the model-free facts of one coding trace (issue "Procedural memory" §1).
+
+Walks a trace's tool calls in order, keeping a view of each file's text (from reads, writes and
+applied edits; else from the repo at the session's commit or HEAD) so every edit gets its place.
+Edits come from Edit / MultiEdit / Write (Claude Code), `apply_patch` (Codex, as a tool or through
+the shell). Shell commands keep their exit status; checks and detours are derived from them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from habitus.core.record import CommandFact, EditFact, Record
+from habitus.core.trace import ToolCall, Trace
+from habitus.learn.checks import last_passing_checks
+from habitus.learn.detours import find_detours
+from habitus.learn.places import edit_places
+
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool", "edit_file",
+                        "write_file", "create_file"})
+READ_TOOLS = frozenset({"Read", "read_file", "view", "NotebookRead"})
+SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "local_shell", "exec_command", "container.exec", "run_command",
+                         "execute_bash", "terminal"})
+_READ_LINE = re.compile(r"^\s*(\d+)[\u2192\t](.*)$")
+_COMMIT_LINE = re.compile(r"^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE)
+_SHELL_READ = re.compile(r"^\s*(?:cat|nl -ba|sed -n ['\"]?[\d,]+p['\"]?|head(?: -n ?\d+)?|less)\s+"
+                         r"(['\"]?[\w./-]+['\"]?)\s*$")
+
+
+def shell_command(call: ToolCall) -> str | None:
+    """The command line of a shell tool call (Claude `command`, Codex `["bash", "-lc", script]` or `cmd`)."""
+    if call.name not in SHELL_TOOLS and not (call.name == "" and "command" in call.input):
+        return None
+    cmd = call.input.get("command", call.input.get("cmd"))
+    if isinstance(cmd, list):
+        words = [str(w) for w in cmd]
+        if len(words) >= 3 and words[0] in ("bash", "sh", "zsh", "/bin/bash", "/bin/sh") and words[1] in ("-lc", "-c"):
+            return words[2]
+        return " ".join(shlex.quote(w) for w in words)
+    return str(cmd) if cmd else None
+
+
+def _rel(path: str, root: str | None) -> str:
+    if root and path.startswith(root.rstrip("/") + "/"):
+        return path[len(root.rstrip("/")) + 1:]
+    return path.removeprefix("./")
+
+
+class _Files:
+    """What is known of each file's text while walking a trace."""
+
+    def __init__(self, repo: Path | None, commit: str | None) -> None:
+        self.text: dict[str, str] = {}
+        self.repo, self.commit = repo, commit
+        self._git_cache: dict[tuple[str, str], str | None] = {}
+
+    def candidates(self, rel: str) -> list[str]:
+        out = [self.text[rel]] if rel in self.text else []
+        if self.repo is not None:
+            for rev in ([self.commit] if self.commit else []) + ["WORKTREE"]:
+                text = self._from_repo(rel, rev)
+                if text is not None:
+                    out.append(text)
+        return out
+
+    def _from_repo(self, rel: str, rev: str) -> str | None:
+        key = (rel, rev)
+        if key not in self._git_cache:
+            text = None
+            assert self.repo is not None
+            if rev == "WORKTREE":
+                path = self.repo / rel
+                if path.is_file() and path.stat().st_size < 2_000_000:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+            else:
+                done = subprocess.run(["git", "-C", str(self.repo), "show", f"{rev}:{rel}"], capture_output=True,
+                                      text=True, check=False, timeout=10)
+                text = done.stdout if done.returncode == 0 else None
+            self._git_cache[key] = text
+        return self._git_cache[key]
+
+
+def _read_output_text(output: str) -> str | None:
+    """File text from a Claude Code Read result (numbered lines), when it starts at line 1."""
+    lines = output.split("\n")
+    out, expect = [], 1
+    for line in lines:
+        m = _READ_LINE.match(line)
+        if not m:
+            if not line.strip():
+                continue
+            return None
+        if int(m.group(1)) != expect:
+            return None
+        out.append(m.group(2))
+        expect += 1
+    return "\n".join(out) + "\n" if out else None
+
+
+def parse_apply_patch(text: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(op, path, [(old block, new block)…]) for each file of an apply_patch envelope."""
+    files: list[tuple[str, str, list[tuple[str, str]]]] = []
+    current: tuple[str, str, list[tuple[str, str]]] | None = None
+    old: list[str] = []
+    new: list[str] = []
+
+    def flush() -> None:
+        if current is not None and (old or new):
+            current[2].append(("\n".join(old), "\n".join(new)))
+        old.clear()
+        new.clear()
+
+    for line in text.split("\n"):
+        m = re.match(r"^\*\*\* (Update|Add|Delete) File: (.+)$", line)
+        if m:
+            flush()
+            current = (m.group(1).lower(), m.group(2).strip(), [])
+            files.append(current)
+            continue
+        if line.startswith("*** End Patch"):
+            break
+        if current is None or line.startswith(("*** Begin Patch", "*** Move to:", "*** End of File")):
+            continue
+        if line.startswith("@@"):
+            flush()
+        elif line.startswith("+"):
+            new.append(line[1:])
+        elif line.startswith("-"):
+            old.append(line[1:])
+        elif line.startswith(" ") or line == "":
+            old.append(line[1:])
+            new.append(line[1:])
+    flush()
+    return files
+
+
+def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
+    """Learn the facts of one trace; `repo` (default: the trace's cwd when it is a git repo) resolves places."""
+    root = trace.cwd
+    if repo is None and trace.cwd and Path(trace.cwd).is_dir() and (Path(trace.cwd) / ".git").exists():
+        repo = Path(trace.cwd)
+    commit = _commit_of(trace)
+    if commit and repo is not None:
+        commit = _full_commit(repo, commit) or commit
+    files = _Files(repo, commit)
+    rec = Record(trace_id=trace.id, subject=trace.subject, task=trace.task, session_id=trace.session_id,
+                 agent=trace.agent, cwd=trace.cwd, outcome=trace.outcome.status.value, commit=commit,
+                 date=trace.ended or trace.started, tokens=trace.usage.total_tokens)
+    if trace.git_commits:
+        rec.meta["base_commit"] = trace.git_commits[0]
+    first_edit_seen = False
+    for index, step in enumerate(trace.steps):
+        call = step.tool
+        if call is None:
+            continue
+        edits: list[EditFact] = []
+        command = shell_command(call)
+        if command is not None:
+            rec.commands.append(CommandFact(command=command, exit_code=call.exit_code, ok=call.ok,
+                                            error=_error_text(call) if not call.ok else "", index=index))
+            if "apply_patch" in command or "*** Begin Patch" in command:
+                edits = _patch_edits(command, files, root, index) if call.ok else []
+            elif call.ok and not first_edit_seen:
+                m = _SHELL_READ.match(command.split("&&")[-1])
+                if m:
+                    rel = _rel(m.group(1).strip("'\""), root)
+                    _note_read(rec, rel)
+                    if call.output and not call.output_truncated and "sed -n" not in command:
+                        files.text.setdefault(rel, call.output)
+        elif call.name == "apply_patch" and call.ok:
+            edits = _patch_edits(str(call.input.get("input") or call.input.get("patch") or ""), files, root, index)
+        elif call.name in READ_TOOLS:
+            rel = _rel(str(call.input.get("file_path") or call.input.get("path") or ""), root)
+            if rel and call.ok:
+                if not first_edit_seen:
+                    _note_read(rec, rel)
+                if call.output and not call.output_truncated and not call.input.get("offset"):
+                    text = _read_output_text(call.output)
+                    if text is not None and rel not in files.text:
+                        files.text[rel] = text
+        elif call.name in EDIT_TOOLS and call.ok:
+            edits = _tool_edits(call, files, root, index)
+        if edits:
+            first_edit_seen = True
+            rec.edits.extend(edits)
+    rec.checks = last_passing_checks(rec.commands)
+    rec.detours = find_detours(trace)
+    return rec
+
+
+def _note_read(rec: Record, rel: str) -> None:
+    if rel not in rec.reads_before_edit:
+        rec.reads_before_edit.append(rel)
+
+
+def _error_text(call: ToolCall) -> str:
+    lines = [ln for ln in (call.output or "").split("\n") if ln.strip() and not ln.startswith("Exit code")]
+    return "\n".join(lines[:3])[:400]
+
+
+def _replace(files: _Files, rel: str, old: str, new: str, tool: str, index: int) -> EditFact:
+    for text in files.candidates(rel):
+        if old and old in text and new not in text:
+            after = text.replace(old, new, 1)
+        elif new and new in text:
+            after = text  # already applied (the repo view is from after the session)
+        else:
+            continue
+        files.text[rel] = after
+        places, added = edit_places(rel, after, new, old)
+        return EditFact(file=rel, places=places, added=added, tool=tool, index=index)
+    _, added = edit_places(rel, "", new, old)
+    return EditFact(file=rel, places=[], added=added, tool=tool, index=index)
+
+
+def _tool_edits(call: ToolCall, files: _Files, root: str | None, index: int) -> list[EditFact]:
+    inp: dict[str, Any] = call.input
+    rel = _rel(str(inp.get("file_path") or inp.get("path") or inp.get("notebook_path") or ""), root)
+    if not rel:
+        return []
+    if call.name in ("Write", "write_file", "create_file") or inp.get("command") == "create":
+        content = str(inp.get("content") or inp.get("file_text") or "")
+        files.text[rel] = content
+        return [EditFact(file=rel, places=[], added=[ln.strip() for ln in content.split("\n") if ln.strip()][:200],
+                         tool=call.name, index=index)]
+    if call.name == "MultiEdit":
+        return [_replace(files, rel, str(e.get("old_string") or ""), str(e.get("new_string") or ""), call.name, index)
+                for e in inp.get("edits") or [] if isinstance(e, dict)]
+    old = str(inp.get("old_string") or inp.get("old_str") or "")
+    new = str(inp.get("new_string") or inp.get("new_str") or "")
+    return [_replace(files, rel, old, new, call.name, index)]
+
+
+def _patch_edits(text: str, files: _Files, root: str | None, index: int) -> list[EditFact]:
+    out = []
+    for op, path, hunks in parse_apply_patch(text):
+        rel = _rel(path, root)
+        if op == "add":
+            content = "\n".join(new for _, new in hunks) + "\n"
+            files.text[rel] = content
+            out.append(EditFact(file=rel, places=[], added=[ln.strip() for ln in content.split("\n") if ln.strip()],
+                                tool="apply_patch", index=index))
+        elif op == "update":
+            out.extend(_replace(files, rel, old, new, "apply_patch", index) for old, new in hunks)
+    return out
+
+
+def _commit_of(trace: Trace) -> str | None:
+    """The commit a session made (from `git commit` output), if it made one."""
+    found = None
+    for call in trace.tool_calls:
+        command = shell_command(call) or ""
+        if "git commit" in command and call.ok and call.output:
+            m = _COMMIT_LINE.search(call.output)
+            if m:
+                found = m.group(1)
+    return found
+
+
+def _full_commit(repo: Path, short: str) -> str | None:
+    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{short}^{{commit}}"],
+                          capture_output=True, text=True, check=False, timeout=10)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
