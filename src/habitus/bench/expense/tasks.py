@@ -33,7 +33,7 @@ EXTRAS: tuple[tuple[str, float, float], ...] = (
 
 @dataclass(frozen=True)
 class Difficulty:
-    """Knobs of the receipt generator (defaults = level 3)."""
+    """Knobs of the receipt generator (the defaults are the benchmark's standard setting)."""
 
     min_lines: int = 4
     max_lines: int = 23
@@ -41,7 +41,6 @@ class Difficulty:
     confusable_rate: float = 0.3  # chance a subcategory's label on this receipt is a confusable one
     same_day_repeat_rate: float = 0.15  # chance an extra is charged twice the same day, same amount
     rate_variation: float = 0.3  # chance the nightly rate differs between nights
-    extras_per_night: float = 1.5
 
     @classmethod
     def level(cls, k: int) -> Difficulty:
@@ -54,7 +53,6 @@ class Difficulty:
             confusable_rate=min(0.9, 0.05 * k + 0.15),
             same_day_repeat_rate=min(0.6, 0.05 * k),
             rate_variation=min(0.8, 0.1 + 0.07 * k),
-            extras_per_night=1.0 + 0.25 * k,
         )
 
     def to_dict(self) -> dict[str, Any]:
