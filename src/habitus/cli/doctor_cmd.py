@@ -1,9 +1,101 @@
-"""CLI commands for doctor (placeholder until its issue lands)."""
+"""CLI command `habitus doctor`: versions, home, agent trace locations found, store health, LLM set-up."""
 
 from __future__ import annotations
 
+import platform
+import sqlite3
+import sys
+from typing import Any
+
 import typer
+
+from habitus.cli.output import JsonOption, emit, stdout
+
+
+def diagnose() -> dict[str, Any]:
+    """Everything `habitus doctor` reports, as a dict (nothing here raises)."""
+    from habitus import __version__
+    from habitus.capture.discover import trace_locations
+    from habitus.store.home import default_db_path, habitus_home
+
+    report: dict[str, Any] = {
+        "habitus": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "sqlite": sqlite3.sqlite_version,
+        "fts5": _has_fts5(),
+        "home": str(habitus_home()),
+        "trace_locations": [loc.to_dict() for loc in trace_locations(count_files=True)],
+    }
+    db = default_db_path()
+    if db.exists():
+        try:
+            from habitus.store import open_store
+
+            store = open_store(db)
+            try:
+                report["store"] = {"ok": True, **store.health()}
+            finally:
+                store.close()
+        except Exception as exc:  # doctor reports; it never fails on what it inspects
+            report["store"] = {"ok": False, "path": str(db), "error": str(exc).splitlines()[0] if str(exc) else
+                               type(exc).__name__}
+    else:
+        report["store"] = {"ok": True, "path": str(db), "exists": False,
+                           "note": "not created yet; `habitus ingest` creates it"}
+    try:
+        from habitus.llm.config import describe
+    except ImportError:
+        report["llm"] = None
+    else:
+        try:
+            report["llm"] = describe()
+        except Exception as exc:
+            report["llm"] = {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+    return report
+
+
+def _has_fts5() -> bool:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def _render(data: dict[str, Any]) -> None:
+    ok, bad = "[green]ok[/green]", "[red]problem[/red]"
+    stdout.print(f"habitus {data['habitus']}  python {data['python']}  sqlite {data['sqlite']} "
+                 f"(fts5 {'yes' if data['fts5'] else 'NO'})", highlight=False)
+    stdout.print(f"home: {data['home']}", highlight=False)
+    for loc in data["trace_locations"]:
+        found = f"{loc['files']} session files" if loc["exists"] else "not found"
+        stdout.print(f"traces ({loc['agent']}): {loc['path']} - {found}", highlight=False)
+    store = data["store"]
+    if store.get("exists") is False:
+        stdout.print(f"store: {store['path']} - {store['note']}", highlight=False)
+    elif store["ok"]:
+        stdout.print(f"store: {store['path']} - {ok if store.get('integrity') == 'ok' else bad} "
+                     f"({store.get('traces', 0)} traces, {store.get('steps', 0)} steps, "
+                     f"journal {store.get('journal_mode')}, {store.get('size_bytes', 0):,} bytes)", highlight=False)
+    else:
+        stdout.print(f"store: {store['path']} - {bad}: {store['error']}", highlight=False)
+    llm = data.get("llm")
+    if isinstance(llm, dict) and isinstance(llm.get("llm"), dict):
+        conf = llm["llm"]
+        stdout.print(f"llm: provider {conf.get('provider')}, model {conf.get('model') or '-'}, "
+                     f"ready {conf.get('ready')}", highlight=False)
+    elif llm is not None:
+        stdout.print(f"llm: {llm}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
+    """Add `habitus doctor`."""
+
+    @app.command("doctor")
+    def doctor_command(as_json: bool = JsonOption) -> None:
+        """Check the installation: versions, home, agent trace folders, store health."""
+        emit(diagnose(), as_json, render=_render)

@@ -1,9 +1,80 @@
-"""CLI commands for ingest (placeholder until its issue lands)."""
+"""CLI command `habitus ingest [PATH...] [--since] [--repo] [--json]`: read agent traces into the store.
+
+Without paths it reads the agents' own folders (`~/.claude/projects`, `~/.codex/sessions`).
+Progress goes to stderr; the summary to stdout (one JSON document with `--json`).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from habitus.cli.output import JsonOption, emit, fail, stdout, warn
+
+
+def _render(data: dict[str, Any]) -> None:
+    stdout.print(
+        f"ingested [bold]{data['traces']}[/bold] new or changed traces from {data['files']} files "
+        f"({data['files_unchanged']} unchanged): {data['steps']} steps, {data['tool_calls']} tool calls, "
+        f"{data['redactions']} secrets redacted, {data['skipped_lines']} lines skipped "
+        f"in {data['seconds']:.1f}s", highlight=False)
+    for error in data["errors"]:
+        stdout.print(f"  [red]error[/red] {error['path']}: {error['message']}", highlight=False)
+
+
+def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_progress: bool) -> dict[str, Any]:
+    """Ingest with a Rich progress bar on stderr; returns the report as a dict."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from habitus.capture.discover import default_trace_paths
+    from habitus.capture.ingest import ingest_paths
+    from habitus.cli.output import stderr
+    from habitus.store import open_store
+
+    if not paths:
+        paths = default_trace_paths()
+        if not paths:
+            raise ValueError("no paths given and no agent trace folders found (~/.claude/projects, ~/.codex/sessions)")
+    missing = [p for p in paths if not p.exists()]
+    if missing and len(missing) == len(paths):
+        raise ValueError(f"no such file or folder: {missing[0]}")
+    store = open_store()
+    try:
+        with Progress(TextColumn("[bold]ingest[/bold]"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                      TextColumn("{task.description}"), console=stderr, transient=True,
+                      disable=not show_progress) as progress:
+            task = progress.add_task("", total=None)
+
+            def update(path: Path, done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total, description=path.name[:40])
+
+            report = ingest_paths(paths, store, since=since, repo=repo, progress=update)
+    finally:
+        store.close()
+    return report.to_dict()
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
+    """Add `habitus ingest`."""
+
+    @app.command("ingest")
+    def ingest_command(
+        paths: list[Path] = typer.Argument(None, help="Trace files or folders (default: the agents' own folders)."),
+        since: str | None = typer.Option(None, "--since", help="Only traces active since an ISO date or an age "
+                                                                "like 7d, 12h."),
+        repo: Path | None = typer.Option(None, "--repo", help="Only traces of this repo (by root commit or cwd)."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """Read agent traces (Claude Code, Codex, spans, chat JSONL) into the store; re-runs are incremental."""
+        from habitus.store.sqlite import StoreError
+
+        try:
+            data = run_ingest(list(paths or []), since, repo, show_progress=not quiet)
+        except (ValueError, StoreError) as exc:
+            fail(str(exc))
+        if data["errors"] and not as_json:
+            warn(f"{len(data['errors'])} file(s) could not be read; the rest was ingested")
+        emit(data, as_json, render=_render)

@@ -1,9 +1,163 @@
-"""CLI commands for traces (placeholder until its issue lands)."""
+"""CLI commands `habitus traces list|show|stats|search`: look at what was ingested."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from habitus.cli.output import JsonOption, emit, fail, stdout
+
+traces_app = typer.Typer(help="List, show and measure ingested traces.", no_args_is_help=True)
+
+
+def _store():  # -> SQLiteStore
+    from habitus.store import open_store
+
+    return open_store()
+
+
+def _subject_of(repo: Path | None) -> tuple[str | None, str | None]:
+    if repo is None:
+        return None, None
+    from habitus.capture.subject import repo_subject
+
+    root = repo.expanduser().resolve()
+    return repo_subject(root), str(root)
+
+
+def _resolve(store: Any, trace_id: str) -> str:
+    full = store.resolve_trace_id(trace_id)
+    if full is None:
+        fail(f"no trace with id {trace_id!r} (or the prefix is ambiguous); see `habitus traces list`")
+    return full
+
+
+def _render_list(rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    if not rows:
+        stdout.print("no traces; run `habitus ingest` first")
+        return
+    table = Table(show_lines=False)
+    for col in ("id", "agent", "started", "steps", "tools", "outcome", "task"):
+        table.add_column(col, overflow="fold" if col == "task" else "ellipsis", no_wrap=col != "task")
+    for r in rows:
+        table.add_row(r["id"][:36], r["agent"], (r["started"] or "")[:16], str(r["steps"]), str(r["tool_calls"]),
+                      r["outcome"], (r["task"] or "").replace("\n", " ")[:80])
+    stdout.print(table)
+
+
+def _render_show(trace: dict[str, Any]) -> None:
+    from habitus.capture.transcript import render_transcript
+    from habitus.core import Trace
+
+    stdout.out(render_transcript(Trace.from_dict(trace)), highlight=False)
+
+
+def _render_stats(data: dict[str, Any]) -> None:
+    items = data.get("traces") or [data]
+    for s in items:
+        t = s["tokens"]
+        stdout.print(f"[bold]{s['id']}[/bold] ({s['agent']}, {s['outcome']})", highlight=False)
+        stdout.print(f"  tokens: input {t['input']:,}  cache read {t['cache_read']:,}  cache write "
+                     f"{t['cache_write']:,}  output {t['output']:,}", highlight=False)
+        tools = ", ".join(f"{k} {v}" for k, v in s["tool_calls_by_tool"].items()) or "none"
+        stdout.print(f"  tool calls: {s['tool_calls']} ({tools}); failed: {s['failed_tool_calls']}", highlight=False)
+        reread = s["files_read_more_than_once"]
+        if reread:
+            stdout.print("  read more than once: " + ", ".join(f"{p} x{n}" for p, n in list(reread.items())[:8]),
+                         highlight=False)
+        if s["wall_time_s"] is not None:
+            stdout.print(f"  wall time: {s['wall_time_s']:.0f}s", highlight=False)
+    if "total" in data:
+        total = data["total"]
+        stdout.print(f"[bold]total[/bold]: {total['traces']} traces, {total['tool_calls']} tool calls, "
+                     f"{total['failed_tool_calls']} failed, tokens {total['tokens'].get('total', 0):,}")
+
+
+@traces_app.command("list")
+def list_command(
+    repo: Path | None = typer.Option(None, "--repo", help="Only traces of this repo (by root commit or cwd)."),
+    since: str | None = typer.Option(None, "--since", help="Only traces active since an ISO date or 7d/12h."),
+    limit: int = typer.Option(50, "--limit", "-n", help="At most this many (newest first); 0 for all."),
+    as_json: bool = JsonOption,
+) -> None:
+    """List ingested traces, newest first."""
+    from habitus.capture.ingest import parse_since
+
+    try:
+        since_iso = parse_since(since)
+    except ValueError as exc:
+        fail(str(exc))
+    subject, root = _subject_of(repo)
+    store = _store()
+    try:
+        if subject:
+            rows = store.list_traces(subject=subject, since=since_iso, limit=limit or None)
+            rows += [r for r in store.list_traces(repo=root, since=since_iso, limit=limit or None)
+                     if r.id not in {x.id for x in rows}]
+        else:
+            rows = store.list_traces(repo=root, since=since_iso, limit=limit or None)
+    finally:
+        store.close()
+    emit([r.to_dict() for r in rows], as_json, render=_render_list)
+
+
+@traces_app.command("show")
+def show_command(trace_id: str = typer.Argument(..., help="Trace id (or a unique prefix)."),
+                 as_json: bool = JsonOption) -> None:
+    """Show one trace as a readable transcript (or its full JSON)."""
+    store = _store()
+    try:
+        trace = store.get_trace(_resolve(store, trace_id))
+    finally:
+        store.close()
+    assert trace is not None
+    emit(trace.to_dict(), as_json, render=_render_show)
+
+
+@traces_app.command("stats")
+def stats_command(
+    trace_id: str | None = typer.Argument(None, help="Trace id (or a unique prefix)."),
+    all_traces: bool = typer.Option(False, "--all", help="Every trace, with totals."),
+    repo: Path | None = typer.Option(None, "--repo", help="With --all: only traces of this repo."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Tokens, tool calls by tool, failed calls, files read more than once, wall time."""
+    from habitus.capture.stats import total_stats, trace_stats
+
+    if not trace_id and not all_traces:
+        fail("give a trace id or --all")
+    store = _store()
+    try:
+        if trace_id:
+            trace = store.get_trace(_resolve(store, trace_id))
+            assert trace is not None
+            data: dict[str, Any] = trace_stats(trace)
+        else:
+            subject, root = _subject_of(repo)
+            traces = store.iter_traces(subject=subject) if subject else store.iter_traces(repo=root)
+            items = [trace_stats(t) for t in traces]
+            data = {"traces": items, "total": total_stats(items)}
+    finally:
+        store.close()
+    emit(data, as_json, render=_render_stats)
+
+
+@traces_app.command("search")
+def search_command(query: str = typer.Argument(..., help="Words to find in tasks and messages."),
+                   limit: int = typer.Option(20, "--limit", "-n"), as_json: bool = JsonOption) -> None:
+    """Full-text search over task and message text."""
+    store = _store()
+    try:
+        rows = store.search_traces(query, limit=limit)
+    finally:
+        store.close()
+    emit([r.to_dict() for r in rows], as_json, render=_render_list)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
+    """Add `habitus traces …`."""
+    app.add_typer(traces_app, name="traces")

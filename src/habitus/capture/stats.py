@@ -1,0 +1,107 @@
+"""Per-trace statistics for `habitus traces stats`: tokens, tool calls by tool, failures, re-reads, wall time.
+
+Pure functions over a `Trace`; "files read" counts the read tools (Read, view) and the usual shell
+readers (cat, sed -n, nl, head, tail) so Claude Code and Codex sessions compare.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from habitus.capture.outcome import tool_command
+from habitus.core import ToolCall, Trace
+
+READ_TOOLS = frozenset({"Read", "read_file", "view_file", "NotebookRead"})
+SHELL_READERS = frozenset({"cat", "nl", "head", "tail", "less", "more", "bat", "sed"})
+
+
+def files_read(call: ToolCall) -> list[str]:
+    """Paths a call read whole or in part (empty for other calls)."""
+    if call.name in READ_TOOLS:
+        path = call.input.get("file_path") or call.input.get("path") or call.input.get("notebook_path")
+        return [str(path)] if path else []
+    if call.name in ("str_replace_editor", "str_replace_based_edit_tool") and call.input.get("command") == "view":
+        return [str(call.input["path"])] if call.input.get("path") else []
+    command = tool_command(call)
+    return _shell_reads(command) if command else []
+
+
+def _shell_reads(command: str) -> list[str]:
+    paths = []
+    for segment in re.split(r"\|\||&&|[|;]", command):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            words = segment.split()
+        if not words or words[0] not in SHELL_READERS:
+            continue
+        args = [w for w in words[1:] if not w.startswith("-") and not w.startswith(">")]
+        if words[0] == "sed":
+            if "-n" not in words or len(args) < 2:
+                continue
+            args = args[1:]  # the first argument is the script
+        elif words[0] in ("head", "tail"):
+            args = [a for a in args if not a.isdigit()]
+        paths.extend(a for a in args if not a.startswith("<"))
+    return paths
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    try:
+        a = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        b = datetime.fromisoformat(end.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max((b - a).total_seconds(), 0.0)
+
+
+def trace_stats(trace: Trace) -> dict[str, Any]:
+    """The statistics of one trace (JSON-ready)."""
+    calls = trace.tool_calls
+    by_tool = Counter(c.name or "?" for c in calls)
+    failed = Counter(c.name or "?" for c in calls if not c.ok)
+    reads = Counter(p for c in calls for p in files_read(c))
+    usage = trace.usage
+    return {
+        "id": trace.id,
+        "agent": trace.agent,
+        "source_format": trace.source_format,
+        "model": trace.model,
+        "task": trace.task[:200],
+        "outcome": trace.outcome.status.value,
+        "steps": len(trace.steps),
+        "sidechain_steps": sum(1 for s in trace.steps if s.sidechain),
+        "tokens": {"input": usage.input_tokens, "cache_read": usage.cache_read_tokens,
+                   "cache_write": usage.cache_write_tokens, "output": usage.output_tokens,
+                   "total": usage.total_tokens},
+        "cost": usage.cost,
+        "tool_calls": len(calls),
+        "tool_calls_by_tool": dict(by_tool.most_common()),
+        "failed_tool_calls": sum(failed.values()),
+        "failed_tool_calls_by_tool": dict(failed.most_common()),
+        "files_read_more_than_once": {p: n for p, n in reads.most_common() if n > 1},
+        "truncated_outputs": sum(1 for c in calls if c.output_truncated),
+        "wall_time_s": _seconds_between(trace.started, trace.ended),
+    }
+
+
+def total_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sums over many traces' stats (for `traces stats --all`)."""
+    tokens: Counter[str] = Counter()
+    by_tool: Counter[str] = Counter()
+    failed = 0
+    wall = 0.0
+    for item in stats:
+        tokens.update(item["tokens"])
+        by_tool.update(item["tool_calls_by_tool"])
+        failed += item["failed_tool_calls"]
+        wall += item["wall_time_s"] or 0.0
+    return {"traces": len(stats), "tokens": dict(tokens), "tool_calls": sum(by_tool.values()),
+            "tool_calls_by_tool": dict(by_tool.most_common()), "failed_tool_calls": failed,
+            "wall_time_s": round(wall, 3)}
