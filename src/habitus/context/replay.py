@@ -2,9 +2,10 @@
 
 Each assistant response is one request: the messages before it are what the model was sent.
 Response boundaries come from where the reader put the recorded usage: Claude Code usage sits on the
-first step of a response, Codex usage on the last; without usage, a response ends when a tool result
-came back. Subagent (sidechain) steps ran in a context of their own and are left out. A harness
-compaction summary (SUMMARY step) restarts the context: system messages plus the summary.
+first step of a response, Codex usage on the last; for other formats a response ends when a tool
+result came back (and usage recorded on a step belongs to the request of that step). Subagent
+(sidechain) steps ran in a context of their own and are left out. A harness compaction summary
+(SUMMARY step) restarts the context: system messages plus the summary.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ def _epoch(stamp: str | None) -> float | None:
 
 
 def _usage_position(trace: Trace, steps: list[Step]) -> str:
+    """Where the reader put each response's usage: first step (Claude Code), last step (Codex), or unknown."""
     if not any(s.usage for s in steps if s.kind in (StepKind.ASSISTANT, StepKind.TOOL)):
         return "none"
-    return "end" if trace.source_format == "codex" else "start"
+    return {"claude": "start", "codex": "end"}.get(trace.source_format, "none")
 
 
 def history_from_trace(
@@ -128,7 +130,7 @@ def _close_ends(requests: list[ReplayRequest], total: int) -> None:
 
 _SPLIT = re.compile(r"[\s\"'`,;()\[\]{}<>=|]+")
 _DECIMAL = re.compile(r"^-?\d+\.\d+$")
-_ID = re.compile(r"^[\w.\-:/~@#]+$")
+_ID = re.compile(r"^[\w.\-/~@#]+$")
 MIN_VALUE_CHARS = 6
 
 
@@ -145,7 +147,7 @@ def salient_values(text: str) -> set[str]:
     """Values whose reuse signals a dependency: ids, paths, numbers with decimals, of >= 6 characters."""
     found: set[str] = set()
     for raw in _SPLIT.split(text):
-        for token in (raw, *raw.split(":")):
+        for token in raw.split(":") if ":" in raw else (raw,):
             token = token.strip(".:")
             if _is_salient(token):
                 found.add(token)
