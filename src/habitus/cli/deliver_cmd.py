@@ -1,9 +1,268 @@
-"""CLI commands for deliver (placeholder until its issue lands)."""
+"""CLI for delivery: `habitus hooks …`, `habitus hook EVENT`, `habitus mcp [install|uninstall]`,
+`habitus notes …` and `habitus promote`. Thin: parse, call one function in `habitus.deliver`, print.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from habitus.cli.output import JsonOption, UserError, emit, stdout
+
+AgentOption = typer.Option("claude", "--agent", help="claude or codex.")
+ScopeOption = typer.Option("user", "--scope", help="user, project or local (Claude only).")
+DryRunOption = typer.Option(False, "--dry-run", help="Show the change (a diff) without writing.")
+
+hooks_app = typer.Typer(help="Install, remove or inspect habitus hooks in Claude Code or Codex.", no_args_is_help=True)
+mcp_app = typer.Typer(help="Run the habitus MCP server on stdio, or write the client configuration.",
+                      invoke_without_command=True)
+notes_app = typer.Typer(help="Notes: decisions, rejected options, conventions and gotchas.", no_args_is_help=True)
+
+
+def _guard(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Turn the area's one-line errors into user errors (exit 1, no traceback)."""
+    from habitus.deliver.files import ConfigFileError
+    from habitus.deliver.promote import PromoteError
+    from habitus.deliver.rules_block import BlockError
+    from habitus.store.notes import NoteError
+
+    try:
+        return fn(*args, **kwargs)
+    except (ConfigFileError, PromoteError, BlockError, NoteError) as exc:
+        raise UserError(str(exc)) from exc
+
+
+def _say(text: str) -> None:
+    """Plain text for people: no markup, highlighting or wrapping (paths and diffs stay copyable)."""
+    stdout.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_change(change: Any) -> None:
+    _say(f"{change.action}: {change.path}")
+    if change.backup:
+        _say(f"backup: {change.backup}")
+    if change.diff:
+        _say(change.diff.rstrip())
+    for note in change.notes:
+        _say(f"note: {note}")
+
+
+def _settings(agent: str, scope: str, settings: Path | None) -> Path:
+    from habitus.deliver.install import settings_path
+
+    return settings if settings is not None else _guard(settings_path, agent, scope, Path.cwd())
+
+
+SettingsOption = typer.Option(None, "--settings", help="Use this settings file instead of the scope's default.")
+
+
+@hooks_app.command("install")
+def hooks_install(agent: str = AgentOption, scope: str = ScopeOption, dry_run: bool = DryRunOption,
+                  settings: Path | None = SettingsOption, as_json: bool = JsonOption) -> None:
+    """Add habitus hooks (prompt submit, after tool call, session end) beside your other hooks."""
+    from habitus.deliver.install import install_hooks
+
+    change = _guard(install_hooks, agent, _settings(agent, scope, settings), dry_run=dry_run)
+    emit(change.to_dict(), as_json, lambda _d: _print_change(change))
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(agent: str = AgentOption, scope: str = ScopeOption, dry_run: bool = DryRunOption,
+                    settings: Path | None = SettingsOption, as_json: bool = JsonOption) -> None:
+    """Remove habitus hooks; the file returns to its original bytes when nothing else changed."""
+    from habitus.deliver.install import uninstall_hooks
+
+    change = _guard(uninstall_hooks, agent, _settings(agent, scope, settings), dry_run=dry_run)
+    emit(change.to_dict(), as_json, lambda _d: _print_change(change))
+
+
+@hooks_app.command("status")
+def hooks_status_cmd(agent: str = AgentOption, scope: str = ScopeOption, settings: Path | None = SettingsOption,
+                     as_json: bool = JsonOption) -> None:
+    """Show which habitus hooks are installed and whether their command can run."""
+    from habitus.deliver.install import hooks_status
+
+    data = hooks_status(agent, _settings(agent, scope, settings))
+
+    def render(d: dict[str, Any]) -> None:
+        _say(f"{d['path']}" + ("" if d["exists"] else " (missing)"))
+        if d["error"]:
+            _say(f"error: {d['error']}")
+        for event, e in d["events"].items():
+            mark = "installed" if e["installed"] else "not installed"
+            _say(f"  {event:<17} {mark}; other hooks: {e['others']}"
+                         + ("" if e["runnable"] else "; command not found"))
+
+    emit(data, as_json, render)
+
+
+def hook_cmd(event: str = typer.Argument(..., help="UserPromptSubmit, PostToolUse, SessionEnd or Stop."),
+             agent: str = AgentOption,
+             budget: float | None = typer.Option(None, "--budget", help="Seconds (default 1.5).")) -> None:
+    """The hook entry point agents call (payload on stdin). Always exits 0."""
+    from habitus.deliver.hook import main
+
+    args = [event, "--agent", agent] + (["--budget", str(budget)] if budget else [])
+    main(args)
+    raise typer.Exit(0)
+
+
+@mcp_app.callback()
+def mcp_main(ctx: typer.Context) -> None:
+    """Without a subcommand: serve the habitus MCP tools on stdin/stdout."""
+    if ctx.invoked_subcommand is None:
+        from habitus.deliver.mcp_server import serve
+
+        serve()
+
+
+@mcp_app.command("install")
+def mcp_install_cmd(agent: str = AgentOption, scope: str = typer.Option("project", "--scope"),
+                    dry_run: bool = DryRunOption, as_json: bool = JsonOption) -> None:
+    """Write the client config that starts `habitus mcp` (Claude: .mcp.json / ~/.claude.json; Codex: config.toml)."""
+    from habitus.deliver.mcp_install import install_mcp
+
+    change = _guard(install_mcp, agent, scope, dry_run=dry_run)
+    emit(change.to_dict(), as_json, lambda _d: _print_change(change))
+
+
+@mcp_app.command("uninstall")
+def mcp_uninstall_cmd(agent: str = AgentOption, scope: str = typer.Option("project", "--scope"),
+                      dry_run: bool = DryRunOption, as_json: bool = JsonOption) -> None:
+    """Remove the habitus server from the client config."""
+    from habitus.deliver.mcp_install import uninstall_mcp
+
+    change = _guard(uninstall_mcp, agent, scope, dry_run=dry_run)
+    emit(change.to_dict(), as_json, lambda _d: _print_change(change))
+
+
+def _conn() -> Any:
+    from habitus.store.sqlite import connect
+
+    return connect()
+
+
+def _subject() -> str | None:
+    from habitus.capture.subject import repo_subject
+
+    return repo_subject(Path.cwd())
+
+
+def _note_line(n: Any) -> None:
+    scope = "repo" if n.subject else "global"
+    extra = f" ({n.state}{': ' + n.reason if n.reason else ''})" if n.state != "active" else ""
+    _say(f"{n.id}  {n.kind:<10} {scope:<6} {n.title}{extra}")
+
+
+@notes_app.command("add")
+def notes_add(text: str = typer.Argument(...), kind: str = typer.Option("convention", "--kind",
+              help="decision | rejected | convention | gotcha"),
+              global_: bool = typer.Option(False, "--global", help="For every repo, not just this one."),
+              as_json: bool = JsonOption) -> None:
+    """Add a note for this repo (or --global)."""
+    from habitus.store.notes import add_note
+
+    subject = None if global_ else _subject()
+    if not global_ and subject is None:
+        raise UserError("not inside a git repo with a commit; use --global for a note about every repo")
+    note = _guard(add_note, _conn(), text, kind=kind, subject=subject)
+    emit(note.to_dict(), as_json, lambda _d: _note_line(note))
+
+
+@notes_app.command("list")
+def notes_list(all_: bool = typer.Option(False, "--all", help="Include archived and superseded notes."),
+               kind: str | None = typer.Option(None, "--kind"), as_json: bool = JsonOption) -> None:
+    """List this repo's and global notes (active only unless --all)."""
+    from habitus.core.note import NOTE_STATES
+    from habitus.store.notes import list_notes
+
+    notes = list_notes(_conn(), subject=_subject(), states=NOTE_STATES if all_ else ("active",), kind=kind)
+    emit([n.to_dict() for n in notes], as_json, lambda _d: [_note_line(n) for n in notes] or
+         _say("no notes", highlight=False))
+
+
+@notes_app.command("archive")
+def notes_archive(note_id: str = typer.Argument(...), reason: str = typer.Option(..., "--reason"),
+                  as_json: bool = JsonOption) -> None:
+    """Archive a note (kept for audit, out of default search)."""
+    from habitus.store.notes import archive_note
+
+    note = _guard(archive_note, _conn(), note_id, reason)
+    emit(note.to_dict(), as_json, lambda _d: _note_line(note))
+
+
+@notes_app.command("supersede")
+def notes_supersede(note_id: str = typer.Argument(...), text: str = typer.Argument(...),
+                    as_json: bool = JsonOption) -> None:
+    """Replace a note with a new one; the old one becomes superseded (linked)."""
+    from habitus.store.notes import supersede_note
+
+    note = _guard(supersede_note, _conn(), note_id, text)
+    emit(note.to_dict(), as_json, lambda _d: _note_line(note))
+
+
+def _target(target: str) -> Path:
+    path = Path(target)
+    if path.parent == Path(".") and not path.is_absolute():
+        from habitus.capture.subject import repo_root
+
+        return (repo_root(Path.cwd()) or Path.cwd()) / path
+    return path
+
+
+def promote_cmd(target: str = typer.Option("AGENTS.md", "--target", help="AGENTS.md or CLAUDE.md (or a path)."),
+                apply_: bool = typer.Option(False, "--apply", help="Write the block (atomic, with a backup)."),
+                max_lines: int = typer.Option(15, "--max-lines"), max_chars: int = typer.Option(1500, "--max-chars"),
+                min_sessions: int = typer.Option(2, "--min-sessions"),
+                refine_manifest: Path | None = typer.Option(None, "--refine-manifest",
+                                                             help="manifest.json of a refine run."),
+                as_json: bool = JsonOption) -> None:
+    """Propose always-on rules from evidence (and with --apply, write them)."""
+    from habitus.deliver.promote import apply, propose
+    from habitus.deliver.rules_block import Budget
+
+    path = _target(target)
+    conn = _conn()
+    proposal = _guard(propose, conn, path, budget=Budget(max_lines, max_chars), min_sessions=min_sessions,
+                      refine_manifest=refine_manifest)
+    data = proposal.to_dict()
+    if apply_:
+        data["applied"] = _guard(apply, conn, proposal)
+    emit(data, as_json, lambda d: _render_proposal(d, apply_))
+
+
+def _render_proposal(d: dict[str, Any], applied: bool) -> None:
+    b = d["block"]
+    _say(f"{d['target']}: block has {b['rules']} rules, {b['lines']}/{b['max_lines']} lines, "
+                 f"{b['chars']}/{b['max_chars']} chars")
+    for r in d["rejected_now"]:
+        _say(f"rejected (deleted by hand): {r['text']}")
+    for a in d["additions"]:
+        ev = a["evidence"]
+        _say(f"+ {a['id']}: {a['text']}\n  evidence: {ev['sessions']} sessions, {ev['tokens_cost']} tokens, "
+                     f"{ev['failures']} failures, from {', '.join(ev['sources'])}")
+        for old in a["replaces"]:
+            _say(f"  replaces {old['id']}: {old['text']}")
+    for q in d["quarantined"]:
+        _say(f"quarantined (instruction-like: {q['matched']!r}): {q['text']}")
+    for h in d["held"][:10]:
+        _say(f"held ({h['reason']}): {h['text']}")
+    if d["diff"]:
+        _say(d["diff"].rstrip())
+    if not d["additions"] and not d["removals"]:
+        _say("nothing to promote")
+    elif applied:
+        _say(f"written: {d['target']} (backup: {d['applied']['backup']})")
+    else:
+        _say("run again with --apply to write it")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the root app."""
+    app.add_typer(hooks_app, name="hooks")
+    app.command("hook", help="The hook entry point agents call (payload on stdin); always exits 0.")(hook_cmd)
+    app.add_typer(mcp_app, name="mcp")
+    app.add_typer(notes_app, name="notes")
+    app.command("promote", help="Propose (and with --apply write) always-on rules from evidence.")(promote_cmd)

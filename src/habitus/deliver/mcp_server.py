@@ -1,0 +1,210 @@
+"""The habitus MCP server (stdio, official `mcp` SDK 2.x): small tools, ids first, bodies on request.
+
+Tools: `search` (ids with one-line titles), `get` (full body with provenance and validity), `note`,
+`feedback`, `rules` (the always-on rules with their evidence) and `archive`. The repo is the one the
+agent started the server in (its working directory); notes can also be global. Every call opens
+its own short store connection, so the server never holds a lock between calls.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from habitus.core.note import NOTE_KINDS
+
+SEARCH_DESCRIPTION = (
+    "Search habitus memory for this repo: notes (decisions, rejected options, conventions, gotchas) and learned "
+    "workflows. Returns ids with one-line titles only; call `get(id)` for a body. Scoped search works best on "
+    "small populations with a concrete trigger, e.g. search this repo's decisions (kind='decision', scope='repo') "
+    "before drafting a plan, or gotchas before touching a module. kind: decision | rejected | convention | gotcha "
+    "| workflow. scope: repo | global | all (default: repo and global). Archived and superseded items are left "
+    "out unless include_archived is true."
+)
+
+
+@contextmanager
+def _store() -> Iterator[sqlite3.Connection]:
+    from habitus.store.sqlite import connect
+
+    conn = connect()
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _workflow_hits(conn: sqlite3.Connection, subject: str | None, query: str, include_archived: bool,
+                   scope: str | None) -> list[tuple[dict[str, Any], int]]:
+    from habitus.store.memory import load_workflows
+    from habitus.store.notes import query_terms
+
+    if scope == "global" or subject is None:
+        return []
+    terms = query_terms(query)
+    hits = []
+    for wf in load_workflows(conn, subject, status=None if include_archived else "active"):
+        hay = " ".join([wf.name, wf.use_when, *wf.cues.any, *(p.text for p in wf.pitfalls),
+                        *(s.do for s in wf.steps)]).lower()
+        score = sum(1 for t in terms if t in hay)
+        if score:
+            hits.append(({"id": wf.id, "kind": "workflow", "title": wf.name, "scope": "repo", "state": wf.status},
+                         score))
+    return hits
+
+
+def search_items(query: str, *, cwd: Path, kind: str | None = None, scope: str | None = None,
+                 include_archived: bool = False, limit: int = 10) -> list[dict[str, Any]]:
+    """Ids with one-line titles for notes and workflows matching the query, best first."""
+    from habitus.capture.subject import repo_subject
+    from habitus.store.notes import search_notes
+
+    subject = repo_subject(cwd)
+    limit = max(1, min(int(limit), 50))
+    with _store() as conn:
+        hits: list[tuple[dict[str, Any], int]] = []
+        if kind in (None, "", "workflow"):
+            hits += _workflow_hits(conn, subject, query, include_archived, scope)
+        if kind != "workflow":
+            for note, score in search_notes(conn, query, subject=subject, scope=scope, kind=kind or None,
+                                            include_archived=include_archived, limit=limit):
+                hits.append(({"id": note.id, "kind": note.kind, "title": note.title,
+                              "scope": "repo" if note.subject else "global", "state": note.state}, score))
+    hits.sort(key=lambda h: -h[1])
+    return [h[0] for h in hits[:limit]]
+
+
+def get_item(item_id: str) -> dict[str, Any]:
+    """The full body of a note, workflow or rule, with provenance and validity."""
+    from habitus.store.memory import get_workflow
+    from habitus.store.notes import feedback_counts, get_note, list_rule_states
+
+    with _store() as conn:
+        note = get_note(conn, item_id)
+        if note is not None:
+            return {"type": "note", **note.to_dict(), "feedback": feedback_counts(conn, item_id)}
+        wf = get_workflow(conn, item_id)
+        if wf is not None:
+            data = wf.to_dict()
+            return {"type": "workflow", **data,
+                    "validity": {"status": wf.status, "last_verified": wf.provenance.last_verified,
+                                 "counters": wf.counters.to_dict(), "status_reason": wf.extra.get("status_reason")},
+                    "feedback": feedback_counts(conn, item_id)}
+        for rule in list_rule_states(conn):
+            if rule.id == item_id:
+                return {"type": "rule", **rule.to_dict()}
+    raise ValueError(f"no memory item with id {item_id!r}")
+
+
+def rules_for(cwd: Path) -> dict[str, Any]:
+    """The always-on rules in this repo's AGENTS.md / CLAUDE.md block, with the evidence that admitted them."""
+    from habitus.capture.subject import repo_root
+    from habitus.core.note import content_hash
+    from habitus.deliver.rules_block import BlockError, parse_rules
+    from habitus.store.notes import list_rule_states
+
+    root = repo_root(cwd) or cwd
+    out: dict[str, Any] = {"files": []}
+    with _store() as conn:
+        for name in ("AGENTS.md", "CLAUDE.md"):
+            path = root / name
+            if not path.exists():
+                continue
+            states = {r.hash: r for r in list_rule_states(conn, str(path.resolve()))}
+            try:
+                parsed = parse_rules(path.read_text(encoding="utf-8"))
+            except BlockError as exc:
+                out["files"].append({"path": str(path), "error": str(exc), "rules": []})
+                continue
+            rules = []
+            for lines in parsed:
+                known = states.get(content_hash("\n".join(lines)))
+                rules.append({"id": known.id if known else None, "text": "\n".join(lines),
+                              "evidence": known.evidence if known else None,
+                              "origin": "promoted" if known else "written by hand"})
+            out["files"].append({"path": str(path), "rules": rules})
+    return out
+
+
+def build_server(cwd: Path | None = None) -> Any:
+    """The MCPServer with habitus tools, bound to the repo at `cwd` (default: the working directory)."""
+    from mcp.server.mcpserver import MCPServer
+
+    from habitus import __version__
+
+    base = (cwd or Path.cwd()).resolve()
+    server = MCPServer("habitus", version=__version__, log_level="WARNING", instructions=(
+        "habitus remembers what earlier agent runs in this repo learned. Search returns ids; fetch bodies with "
+        "get(id) only when needed. Record decisions and gotchas with note(); tell habitus when an item helped "
+        "or misled with feedback()."))
+
+    @server.tool(description=SEARCH_DESCRIPTION)
+    def search(query: str, kind: str | None = None, scope: str | None = None, include_archived: bool = False,
+               limit: int = 10) -> dict[str, Any]:
+        return {"results": search_items(query, cwd=base, kind=kind, scope=scope, include_archived=include_archived,
+                                        limit=limit)}
+
+    @server.tool(description="Full body of one memory item (note, workflow or rule) by id, with provenance "
+                             "(sources, dates) and validity (status, last verified, feedback counters).")
+    def get(id: str) -> dict[str, Any]:  # noqa: A002 - the tool's public parameter name
+        return get_item(id)
+
+    @server.tool(description="Record a note for this repo (scope='repo', default) or for every repo "
+                             f"(scope='global'). kind: {' | '.join(NOTE_KINDS)}. Keep it to one or two "
+                             "sentences: what was decided or learned, and why.")
+    def note(text: str, kind: str, scope: str = "repo") -> dict[str, Any]:
+        from habitus.capture.subject import repo_subject
+        from habitus.store.notes import add_note
+
+        if scope not in ("repo", "global"):
+            raise ValueError("scope must be 'repo' or 'global'")
+        subject = repo_subject(base) if scope == "repo" else None
+        if scope == "repo" and subject is None:
+            raise ValueError(f"{base} is not in a git repo with a commit; use scope='global'")
+        with _store() as conn:
+            n = add_note(conn, text, kind=kind, subject=subject, source="agent")
+        return {"id": n.id, "kind": n.kind, "scope": scope}
+
+    @server.tool(description="Tell habitus whether a memory item helped: verdict helpful | outdated | wrong, "
+                             "with an optional reason. Wrong or outdated items are shown less and may be suspended.")
+    def feedback(id: str, verdict: str, reason: str | None = None) -> dict[str, Any]:  # noqa: A002
+        from habitus.store.memory import bump_counters, get_workflow
+        from habitus.store.notes import feedback_counts, get_note, record_feedback
+
+        with _store() as conn:
+            if get_note(conn, id) is None and get_workflow(conn, id) is None:
+                raise ValueError(f"no memory item with id {id!r}")
+            record_feedback(conn, id, verdict, reason)
+            if get_workflow(conn, id) is not None:
+                bump_counters(conn, id, helped=int(verdict == "helpful"), misled=int(verdict == "wrong"),
+                              stale=int(verdict == "outdated"))
+            return {"id": id, "verdict": verdict, "feedback": feedback_counts(conn, id)}
+
+    @server.tool(description="The always-on rules of this repo (the managed block in AGENTS.md / CLAUDE.md) "
+                             "with the evidence that admitted each one.")
+    def rules() -> dict[str, Any]:
+        return rules_for(base)
+
+    @server.tool(description="Archive a note or workflow that is settled or no longer true, with a reason. "
+                             "Archived items leave default search but stay for audit.")
+    def archive(id: str, reason: str) -> dict[str, Any]:  # noqa: A002
+        from habitus.store.memory import get_workflow, set_workflow_status
+        from habitus.store.notes import archive_note, get_note
+
+        with _store() as conn:
+            if get_note(conn, id) is not None:
+                return {"id": id, "state": archive_note(conn, id, reason).state}
+            if get_workflow(conn, id) is not None:
+                set_workflow_status(conn, id, "archived", reason)
+                return {"id": id, "state": "archived"}
+        raise ValueError(f"no memory item with id {id!r}")
+
+    return server
+
+
+def serve(cwd: Path | None = None) -> None:
+    """Run the server on stdin/stdout until the client disconnects."""
+    build_server(cwd).run()
