@@ -1,0 +1,266 @@
+"""Workflow induction: group a repo's records into task kinds and write one workflow per group.
+
+Grouping is deterministic leader clustering over edited-place overlap and task-text similarity
+(records in date order join the most similar group above a threshold, then one reassignment
+pass). For each group: steps are the places edited in at least half of its runs, ordered by
+their typical position, each with a `do` sentence built from a representative edited line with
+the task's values replaced by blanks; checks are the commands most runs passed (last passing
+form); pitfalls are recurring or costly detours with a trigger that no successful command of the
+group matches; cues are phrases common to the group's tasks and rare in other groups'. A group of
+one run seeds a workflow marked `single_run`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from habitus.core.record import Record
+from habitus.core.workflow import Cues, Place, Provenance, SourceRef, Workflow, WorkflowStep
+from habitus.learn.checks import check_key
+from habitus.learn.cues import choose_cues, content_words, find_blanks, generalize, strip_values, task_values
+from habitus.learn.pitfalls import find_pitfalls
+
+JOIN_THRESHOLD = 0.45
+PLACE_WEIGHT = 0.6
+
+
+@dataclass
+class Group:
+    records: list[Record] = field(default_factory=list)
+    place_counts: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
+    file_counts: Counter[str] = field(default_factory=Counter)
+    word_counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, rec: Record, keys: set[tuple[str, tuple[str, ...]]], words: set[str]) -> None:
+        self.records.append(rec)
+        self.place_counts.update(keys)
+        self.file_counts.update({k[0] for k in keys})
+        self.word_counts.update(words)
+
+    def remove(self, rec: Record, keys: set[tuple[str, tuple[str, ...]]], words: set[str]) -> None:
+        self.records.remove(rec)
+        self.place_counts.subtract(keys)
+        self.file_counts.subtract({k[0] for k in keys})
+        self.word_counts.subtract(words)
+
+
+def place_keys(rec: Record) -> set[tuple[str, tuple[str, ...]]]:
+    return {(p.file, tuple(p.chain)) for p in rec.places}
+
+
+def _similarity(g: Group, keys: set[tuple[str, tuple[str, ...]]], words: set[str]) -> float:
+    n = len(g.records)
+    if n == 0:
+        return 0.0
+    # weighted Jaccard of the record's places against the group's place frequencies, with half credit
+    # for a shared file at another place
+    inter = sum(g.place_counts[k] / n for k in keys)
+    core = {k for k, c in g.place_counts.items() if c * 2 >= n}
+    union = len(keys | core) or 1
+    files = {k[0] for k in keys}
+    file_part = sum(g.file_counts[f] / n for f in files) / max(1, len(files | {k[0] for k in core}))
+    place_sim = max(inter / union, 0.5 * file_part)
+    if words:
+        dot = sum(g.word_counts[w] for w in words)
+        norm = math.sqrt(sum(c * c for c in g.word_counts.values() if c > 0)) * math.sqrt(len(words))
+        text_sim = dot / norm if norm else 0.0
+    else:
+        text_sim = 0.0
+    return PLACE_WEIGHT * place_sim + (1 - PLACE_WEIGHT) * text_sim
+
+
+def group_records(records: list[Record], threshold: float = JOIN_THRESHOLD) -> list[list[Record]]:
+    """Group records that edit the same places for similar tasks (deterministic)."""
+    items = [(r, place_keys(r), content_words(r.task)) for r in records]
+    groups: list[Group] = []
+    assign: dict[str, Group] = {}
+    for rec, keys, ws in items:
+        best, score = None, threshold
+        for g in groups:
+            s = _similarity(g, keys, ws)
+            if s >= score:
+                best, score = g, s
+        if best is None:
+            best = Group()
+            groups.append(best)
+        best.add(rec, keys, ws)
+        assign[rec.trace_id] = best
+    # one reassignment pass: early records joined before their group's profile was known
+    for rec, keys, ws in items:
+        current = assign[rec.trace_id]
+        current.remove(rec, keys, ws)
+        best, score = current, _similarity(current, keys, ws) if current.records else -1.0
+        for g in groups:
+            if g is current or not g.records:
+                continue
+            s = _similarity(g, keys, ws)
+            if s > score + 1e-9 and s >= threshold:
+                best, score = g, s
+        best.add(rec, keys, ws)
+        assign[rec.trace_id] = best
+    return [g.records for g in groups if g.records]
+
+
+def _step_order(records: list[Record], keys: list[tuple[str, tuple[str, ...]]]) -> list[tuple[str, tuple[str, ...]]]:
+    positions: dict[tuple[str, tuple[str, ...]], list[float]] = {k: [] for k in keys}
+    for rec in records:
+        seq = [(p.file, tuple(p.chain)) for p in rec.places]
+        for k in keys:
+            if k in seq:
+                positions[k].append(seq.index(k) / max(1, len(seq) - 1))
+    return sorted(keys, key=lambda k: (sum(positions[k]) / max(1, len(positions[k])), k))
+
+
+def _lines_at(rec: Record, key: tuple[str, tuple[str, ...]]) -> list[str]:
+    out = []
+    for e in rec.edits:
+        if any((p.file, tuple(p.chain)) == key for p in e.places):
+            out.extend(e.added)
+    return out
+
+
+def _do_sentence(key: tuple[str, tuple[str, ...]], examples: list[str], verb: str) -> str:
+    file, chain = key
+    where = f"`{chain[-1]}`" if chain else f"`{file}`"
+    inside = f" in `{chain[0]}`" if len(chain) > 1 and chain[0] != chain[-1] else ""
+    text = f"{verb} at {where}{inside} ({file})" if chain else f"{verb} in `{file}`"
+    if examples:
+        example = examples[0]
+        if len(example) > 110:
+            example = example[:109] + "…"
+        text += f", like `{example}`"
+    return text
+
+
+def _representative(records: list[Record], key: tuple[str, tuple[str, ...]], maps: dict[str, dict[str, str]]
+                    ) -> list[str]:
+    """The most common generalized edited line at a place (values replaced by blanks)."""
+    counts: Counter[str] = Counter()
+    for rec in records:
+        seen = set()
+        for line in _lines_at(rec, key):
+            g = generalize(line, maps.get(rec.trace_id, {}))
+            if g not in seen and len(g) >= 4:
+                seen.add(g)
+                counts[g] += 1
+    if not counts:
+        return []
+    with_blank = [(c + (0.5 if "{" in line else 0), line) for line, c in counts.items()]
+    with_blank.sort(key=lambda x: (-x[0], len(x[1]), x[1]))
+    return [with_blank[0][1]]
+
+
+def _checks(records: list[Record]) -> list[str]:
+    by_key: dict[tuple[str, str], Counter[str]] = {}
+    order: list[tuple[str, str]] = []
+    for rec in records:
+        for command in rec.checks:
+            key = check_key(command) or ("other", command)
+            if key not in by_key:
+                by_key[key] = Counter()
+                order.append(key)
+            by_key[key][command] += 1
+    n = len(records)
+    out = []
+    for key in order:
+        forms = by_key[key]
+        runs = sum(forms.values())
+        if n == 1 or runs * 2 > n:
+            out.append(forms.most_common(1)[0][0])
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "workflow"
+
+
+_VERBS = ("add", "fix", "update", "remove", "rename", "expose", "make", "create", "implement", "change")
+
+
+def _name(cues: list[str], steps: list[WorkflowStep], tasks: list[str]) -> str:
+    verbs = Counter(w for t in tasks for w in strip_values(t).lower().split()[:4] if w in _VERBS)
+    verb = verbs.most_common(1)[0][0].capitalize() if verbs else "Change"
+    if cues:
+        cue = next((c for c in cues if c.split()[0] not in _VERBS), cues[0])
+        words = [w for w in cue.split() if w not in ("a", "an", "the")]
+        if words and words[0] in _VERBS:
+            words = words[1:]
+        if words:
+            return f"{verb} {' '.join(words)}"
+    if steps and steps[0].place:
+        return f"{verb} {steps[0].place.label()}"
+    return verb
+
+
+def induce_group(records: list[Record], other_tasks: list[str], subject: str | None) -> Workflow | None:
+    """One workflow from one group of records; None when no run of the group succeeded."""
+    good = [r for r in records if r.outcome != "failure"] or []
+    if not good:
+        return None
+    n = len(good)
+    counts: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    for rec in good:
+        counts.update(place_keys(rec))
+    keys = [k for k, c in counts.items() if c * 2 >= n]
+    keys = _step_order(good, keys)
+    blanks, fills, maps_list = find_blanks([(r.task, [ln for e in r.edits for ln in e.added]) for r in good])
+    maps = {r.trace_id: m for r, m in zip(good, maps_list, strict=True)}
+    steps = []
+    for key in keys:
+        examples = _representative(good, key, maps)
+        verb = "Add" if all(e.tool != "Write" for r in good for e in r.edits) else "Write"
+        steps.append(WorkflowStep(do=_do_sentence(key, examples, verb), place=Place(file=key[0], chain=list(key[1]))))
+    values = [v for m in maps_list for v in m.values()]
+    values += [v for r in good for v in task_values(r.task).values()]
+    cues = choose_cues([r.task for r in good], other_tasks, values=values)
+    name = _name(cues, steps, [r.task for r in good])
+    use_when = generalize(good[-1].task, maps.get(good[-1].trace_id, {}))
+    digest = hashlib.sha1(("|".join(sorted(f"{k[0]}:{'/'.join(k[1])}" for k in keys)) + (subject or "")).encode())
+    wf = Workflow(
+        id=f"wf-{_slug(cues[0] if cues else name)}-{digest.hexdigest()[:8]}",
+        name=name,
+        use_when=f"Tasks like: {use_when}",
+        intent="change",
+        cues=Cues(any=cues),
+        blanks=blanks,
+        fills=fills,
+        steps=steps,
+        checks=_checks(good),
+        pitfalls=find_pitfalls(records),
+        provenance=Provenance(sources=[SourceRef(trace=r.trace_id, commit=r.commit, date=r.date) for r in records]),
+        single_run=n == 1,
+        subject=subject,
+    )
+    wf.extra["evidence"] = {"runs": len(records), "succeeded": n,
+                            "reads_first": _common_reads(good)}
+    return wf
+
+
+def _common_reads(records: list[Record]) -> list[str]:
+    counts: Counter[str] = Counter(f for r in records for f in set(r.reads_before_edit))
+    return [f for f, c in counts.most_common() if c * 2 >= len(records)][:6]
+
+
+def induce(records: list[Record], subject: str | None = None) -> list[Workflow]:
+    """Workflows of one subject's records (records without edits or task are context for cues only)."""
+    usable = [r for r in records if r.edits and r.task.strip()]
+    usable.sort(key=lambda r: (r.date or "", r.trace_id))
+    groups = group_records(usable)
+    workflows = []
+    ids: set[str] = set()
+    for group in groups:
+        members = {r.trace_id for r in group}
+        others = [r.task for r in records if r.trace_id not in members and r.task.strip()]
+        wf = induce_group(group, others, subject)
+        if wf is None:
+            continue
+        base, k = wf.id, 2
+        while wf.id in ids:
+            wf.id, k = f"{base}-{k}", k + 1
+        ids.add(wf.id)
+        workflows.append(wf)
+    return workflows
