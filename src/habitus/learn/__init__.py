@@ -1,1 +1,129 @@
-"""habitus.learn (see DESIGN.md §1)."""
+"""habitus.learn: model-free facts from traces (records) and procedural memory (workflows) built from them.
+
+`learn(conn)` reads the traces in the store, makes a record of every new or changed coding trace,
+applies hand-over feedback for sessions that received one, and rebuilds each affected repo's
+workflows. Stages live in their own modules: `records` (places, reads, commands), `checks`,
+`detours`, `induce` (grouping, steps), `cues` (cues, blanks, fills), `pitfalls`, `feedback`,
+`files` (workflow YAML import/export) and `annotate` (optional LLM naming).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from habitus.core.record import Record
+from habitus.core.workflow import Workflow
+
+
+class LearnError(ValueError):
+    """Learning cannot run as asked (e.g. the repo is not a git repository); the message says why."""
+
+
+@dataclass
+class LearnReport:
+    subjects: list[str] = field(default_factory=list)
+    traces_seen: int = 0
+    records_new: int = 0
+    records_total: int = 0
+    skipped_no_subject: int = 0
+    workflows: list[Workflow] = field(default_factory=list)
+    feedback: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "subjects": list(self.subjects),
+            "traces_seen": self.traces_seen,
+            "records_new": self.records_new,
+            "records_total": self.records_total,
+            "skipped_no_subject": self.skipped_no_subject,
+            "workflows": [workflow_summary(w) for w in self.workflows],
+            "feedback": list(self.feedback),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def workflow_summary(wf: Workflow) -> dict[str, Any]:
+    evidence = wf.extra.get("evidence") or {}
+    return {"id": wf.id, "name": wf.name, "subject": wf.subject, "status": wf.status, "steps": len(wf.steps),
+            "checks": list(wf.checks), "pitfalls": len(wf.pitfalls), "cues": list(wf.cues.any),
+            "runs": evidence.get("runs", len(wf.provenance.sources)), "single_run": wf.single_run,
+            "counters": wf.counters.to_dict()}
+
+
+def _db_path(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return row[2] if row and row[2] else None
+
+
+def _trace_version(ended: str | None, steps: int) -> str:
+    return f"{ended or ''}|{steps}"
+
+
+def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | str | None = None,
+          rebuild: bool = True) -> LearnReport:
+    """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
+
+    `repo` restricts learning to that repo's subject and reads file text from it for places.
+    """
+    from habitus.capture.subject import repo_subject
+    from habitus.learn.feedback import apply_feedback
+    from habitus.learn.induce import induce
+    from habitus.learn.records import record_from_trace
+    from habitus.store import open_store
+    from habitus.store.memory import ensure_memory_schema, load_records, record_subjects, save_records, save_workflows
+
+    started = time.perf_counter()
+    repo_path = Path(repo).resolve() if repo is not None else None
+    if repo_path is not None:
+        if not repo_path.is_dir():
+            raise LearnError(f"repo {repo_path} does not exist")
+        subject = repo_subject(repo_path)
+        if subject is None:
+            raise LearnError(f"{repo_path} is not a git repository with a commit")
+    ensure_memory_schema(conn)
+    report = LearnReport()
+    known = {row[0]: row[1] for row in conn.execute(
+        "SELECT trace_id, json_extract(data, '$.meta.trace_version') FROM learn_records")}
+    store = open_store(_db_path(conn))
+    new_records: list[Record] = []
+    try:
+        for summary in store.list_traces(subject=subject):
+            report.traces_seen += 1
+            if not summary.subject:
+                report.skipped_no_subject += 1
+                continue
+            version = _trace_version(summary.ended, summary.steps)
+            if known.get(summary.id) == version:
+                continue
+            trace = store.get_trace(summary.id)
+            if trace is None:
+                continue
+            rec = record_from_trace(trace, repo=repo_path)
+            rec.meta["trace_version"] = version
+            new_records.append(rec)
+    finally:
+        store.close()
+    if new_records:
+        save_records(conn, new_records)
+    report.records_new = len(new_records)
+    for rec in new_records:
+        report.feedback.extend(apply_feedback(conn, rec))
+    touched = {r.subject for r in new_records if r.subject}
+    subjects = [subject] if subject else sorted(touched if not rebuild else set(record_subjects(conn)) | touched)
+    for subj in subjects:
+        records = load_records(conn, subj)
+        report.records_total += len(records)
+        workflows = induce(records, subj)
+        save_workflows(conn, subj, workflows)
+        report.workflows.extend(workflows)
+    report.subjects = subjects
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+__all__ = ["LearnError", "LearnReport", "learn", "workflow_summary"]
