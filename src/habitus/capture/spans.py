@@ -24,7 +24,7 @@ from habitus.capture.common import (
     parse_json_object,
     tool_step,
 )
-from habitus.core import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, Trace
+from habitus.core import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace
 
 REWARDS_FILE = "binary_rewards.json"
 _ROLE = re.compile(r"^(USER|ASSISTANT|TOOL|SYSTEM):[ \t]?")
@@ -175,7 +175,7 @@ def _blocks(text: str) -> list[str]:
 
 
 def _parse_blocks(text: str, steps: list[Step], *, continuation: bool) -> None:
-    pending = None
+    pending: list[ToolCall] = []  # calls still waiting for their output, answered in order
     for number, block in enumerate(_blocks(text)):
         match = _ROLE.match(block)
         if block.startswith(_SCORING):
@@ -188,8 +188,8 @@ def _parse_blocks(text: str, steps: list[Step], *, continuation: bool) -> None:
             continue
         role, body = match.group(1), block[match.end():]
         if role == "TOOL":
-            if pending is not None and pending.output is None:
-                call = pending
+            if pending:
+                call = pending.pop(0)
             else:
                 step = tool_step("", {}, None, None, meta={"orphan_result": True})
                 steps.append(step)
@@ -197,28 +197,27 @@ def _parse_blocks(text: str, steps: list[Step], *, continuation: bool) -> None:
             make_tool_output(call, body)
             call.exit_code = exit_code_in(body[-600:]) if body else None
             call.is_error = call.exit_code not in (None, 0)
-            pending = None
         elif role == "ASSISTANT":
-            pending = _assistant_block(body, steps) or pending
+            pending.extend(_assistant_block(body, steps))
         else:
             steps.append(Step(kind=StepKind.USER if role == "USER" else StepKind.SYSTEM, text=body.strip()))
 
 
-def _assistant_block(body: str, steps: list[Step]):  # -> ToolCall | None
+def _assistant_block(body: str, steps: list[Step]) -> list[ToolCall]:
     calls = list(_TOOL_CALL.finditer(body))
     if not calls:
         if body.strip():
             steps.append(Step(kind=StepKind.ASSISTANT, text=body.strip()))
-        return None
+        return []
     head = body[:calls[0].start()].strip()
     if head:
         steps.append(Step(kind=StepKind.ASSISTANT, text=head))
-    last = None
+    made = []
     for i, match in enumerate(calls):
         end = calls[i + 1].start() if i + 1 < len(calls) else len(body)
         raw = body[match.end():end].rstrip()
         raw = raw[:-1] if raw.endswith(")") else raw
         step = tool_step(match.group(1), parse_json_object(raw), None, None)
         steps.append(step)
-        last = step.tool
-    return last
+        made.append(step.tool)
+    return made
