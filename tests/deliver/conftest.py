@@ -38,3 +38,26 @@ def run_hook(event: str, payload: object, *, agent: str = "claude", env: dict[st
         args += ["--budget", budget]
     data = raw if raw is not None else json.dumps(payload).encode()
     return subprocess.run(args, input=data, capture_output=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def claude_session_lines(session: str, cwd: Path, start: int = 0, turns: int = 1) -> list[str]:
+    """Generated Claude Code transcript lines: a prompt, a Bash tool call and its failing result per turn."""
+    lines = []
+    for i in range(start, start + turns):
+        ts = f"2026-11-29T10:{i:02d}:00.000Z"
+        lines += [
+            json.dumps({"type": "user", "sessionId": session, "cwd": str(cwd), "uuid": f"u{i}", "parentUuid": None,
+                        "timestamp": ts, "version": "2.0.0", "gitBranch": "main",
+                        "message": {"role": "user", "content": f"run the tests ({i})"}}),
+            json.dumps({"type": "assistant", "sessionId": session, "cwd": str(cwd), "uuid": f"a{i}",
+                        "parentUuid": f"u{i}", "timestamp": ts, "version": "2.0.0",
+                        "message": {"role": "assistant", "model": "claude-sonnet-4-5", "id": f"m{i}",
+                                    "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash",
+                                                 "input": {"command": "pytest -q"}}],
+                                    "usage": {"input_tokens": 100, "output_tokens": 20}}}),
+            json.dumps({"type": "user", "sessionId": session, "cwd": str(cwd), "uuid": f"r{i}",
+                        "parentUuid": f"a{i}", "timestamp": ts, "version": "2.0.0",
+                        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}",
+                                                                 "content": "1 failed", "is_error": True}]}}),
+        ]
+    return lines

@@ -197,3 +197,26 @@ def test_prompt_submit_hands_over_on_first_prompt_and_only_new_workflows_later(r
 def test_prompt_submit_in_a_non_git_folder_prints_nothing(tmp_path: Path) -> None:
     done = run_hook("UserPromptSubmit", _prompt(str(tmp_path), "add a migration"))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_session_end_ingests_the_transcript_incrementally(repo: Path, tmp_path: Path) -> None:
+    from habitus.store import open_store
+
+    from .conftest import claude_session_lines
+
+    transcript = tmp_path / "sess-9.jsonl"
+    transcript.write_text("\n".join(claude_session_lines("sess-9", repo)) + "\n")
+    payload = {"session_id": "sess-9", "transcript_path": str(transcript), "cwd": str(repo),
+               "hook_event_name": "SessionEnd", "reason": "exit"}
+    inline = {"HABITUS_HOOK_INLINE": "1"}
+    assert run_hook("SessionEnd", payload, env=inline, budget="20").stdout == b""
+    with open_store() as store:
+        assert [t.tool_calls for t in store.list_traces()] == [1]
+    with transcript.open("a") as fh:
+        fh.write("\n".join(claude_session_lines("sess-9", repo, start=1, turns=2)) + "\n")
+    run_hook("SessionEnd", payload, env=inline, budget="20")
+    with open_store() as store:
+        assert [t.tool_calls for t in store.list_traces()] == [3]  # the same trace, grown by the new lines
+    from habitus.store.memory import load_records
+
+    assert [len(r.commands) for r in load_records(connect())] == [3]

@@ -239,18 +239,30 @@ def session_end(payload: dict[str, Any], *, agent: str = "claude") -> None:
                      start_new_session=True, close_fds=True)
 
 
-def ingest_transcript(path: str, agent: str = "claude") -> None:
-    """Ingest one transcript incrementally (new lines only); errors go to hooks.log."""
+def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None:
+    """Ingest one transcript incrementally (new lines only) and refresh its records; errors go to hooks.log."""
     from habitus.deliver.hook import log_line
 
     try:
         from habitus.capture.ingest import ingest_paths
         from habitus.store import open_store
 
-        store = open_store()
-        try:
-            ingest_paths([Path(path)], store)
-        finally:
-            store.close()
+        with open_store() as store:
+            report = ingest_paths([Path(path)], store)
+            records = _refresh_records(store, path) if report.traces else 0
+        return {"traces": report.traces, "steps": report.steps, "records": records}
     except Exception as exc:  # noqa: BLE001 - a background job has nobody to report to but the log
         log_line("ingest", agent, f"error: {type(exc).__name__}: {exc} ({path})")
+        return None
+
+
+def _refresh_records(store: Any, path: str) -> int:
+    """Learn the records (edits, commands, detours) of the traces read from `path`."""
+    try:
+        from habitus.learn.records import record_from_trace
+        from habitus.store.memory import save_records
+    except ImportError:
+        return 0
+    resolved = {path, str(Path(path).resolve())}
+    traces = [store.get_trace(s.id) for s in store.list_traces() if s.source_path in resolved]
+    return save_records(store.conn, [record_from_trace(t) for t in traces if t is not None])
