@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.core.workflow import Workflow
-from habitus.recall.cues import pick_by_cues, task_units
+from habitus.recall.cues import Unit, cues_may_fire, pick_by_cues, task_units
 from habitus.recall.intent import classify_intent
 from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
 
@@ -66,11 +66,58 @@ def resolve_budget(agent: str, budget: int | None) -> int:
     return DEFAULT_BUDGETS[agent] if budget is None else budget
 
 
-def select_by_cues(task: str, workflows: list[Workflow], *, intent: str | None) -> list[SelectedWorkflow]:
+class ListSource:
+    """Candidate workflows held in memory (tests, benchmarks, `workflows=`)."""
+
+    def __init__(self, workflows: list[Workflow]) -> None:
+        self.workflows = workflows
+        self._by_id = {w.id: w for w in workflows}
+
+    def cue_pool(self, units: list[Unit]) -> list[Workflow]:
+        return self.workflows
+
+    def rank_pool(self) -> list[tuple[str, str, str, bool]]:
+        from habitus.recall.fallback import workflow_text
+
+        return [(w.id, w.intent, workflow_text(w), w.only_if_asked) for w in self.workflows]
+
+    def fetch(self, ids: list[str]) -> list[Workflow]:
+        return [self._by_id[i] for i in ids if i in self._by_id]
+
+
+class StoreSource:
+    """Candidate workflows of a subject in the store: cue views first, whole workflows only for hits."""
+
+    def __init__(self, conn: sqlite3.Connection, subject: str) -> None:
+        self.conn = conn
+        self.subject = subject
+
+    def cue_pool(self, units: list[Unit]) -> list[Workflow]:
+        from habitus.recall.source import load_cue_views, load_full
+
+        hits = [v.id for v in load_cue_views(self.conn, self.subject) if cues_may_fire(v.cues, units)]
+        return load_full(self.conn, hits)
+
+    def rank_pool(self) -> list[tuple[str, str, str, bool]]:
+        from habitus.recall.source import load_texts
+
+        return [(i, intent, text, only) for i, intent, text, only in load_texts(self.conn, self.subject)]
+
+    def fetch(self, ids: list[str]) -> list[Workflow]:
+        from habitus.recall.source import load_full
+
+        return load_full(self.conn, ids)
+
+
+Source = ListSource | StoreSource
+
+
+def select_by_cues(task: str, workflows: list[Workflow] | Source, *, intent: str | None) -> list[SelectedWorkflow]:
     """Cue pick over `workflows`; with `intent`, a change workflow is never given to an inspect task."""
+    source = ListSource(workflows) if isinstance(workflows, list) else workflows
     units = task_units(task)
     out = []
-    for wf in workflows:
+    for wf in source.cue_pool(units):
         if intent == "inspect" and wf.intent == "change":
             continue
         pick = pick_by_cues(wf, units)
@@ -83,19 +130,23 @@ def select_by_cues(task: str, workflows: list[Workflow], *, intent: str | None) 
     return out
 
 
-def _ranked(task: str, workflows: list[Workflow], method: str, intent: str | None) -> list[SelectedWorkflow]:
-    from habitus.recall.fallback import rank_workflows
+def _ranked(task: str, source: Source, method: str, intent: str | None) -> list[SelectedWorkflow]:
+    from habitus.recall.fallback import rank_texts
+    from habitus.recall.fills import fill_blanks
+    from habitus.recall.negation import strip_negated
 
-    pool = [w for w in workflows if not w.only_if_asked and not (intent == "inspect" and w.intent == "change")]
+    pool = [(wf_id, text) for wf_id, wf_intent, text, only_if_asked in source.rank_pool()
+            if not only_if_asked and not (intent == "inspect" and wf_intent == "change")]
+    ranked = rank_texts(task, pool, method=method)
+    scores = dict(ranked)
     out = []
-    for wf, score in rank_workflows(task, pool, method=method):
-        from habitus.recall.fills import fill_blanks
-        from habitus.recall.negation import strip_negated
-
-        out.append(SelectedWorkflow(workflow=wf, why=f"{method} score {score:.2f}", how=method,
-                                    kept_steps=_unconditional_steps(wf), score=score,
-                                    skipped_steps=[n for n in range(1, len(wf.steps) + 1)
-                                                   if n not in _unconditional_steps(wf)],
+    for wf in source.fetch([wf_id for wf_id, _ in ranked]):
+        kept = _unconditional_steps(wf)
+        if wf.steps and not kept:
+            continue
+        out.append(SelectedWorkflow(workflow=wf, why=f"{method} score {scores[wf.id]:.2f}", how=method,
+                                    kept_steps=kept, score=scores[wf.id],
+                                    skipped_steps=[n for n in range(1, len(wf.steps) + 1) if n not in kept],
                                     fills=fill_blanks(wf.fills, strip_negated(task))))
     return out
 
@@ -106,22 +157,24 @@ def _unconditional_steps(wf: Workflow) -> list[int]:
     return [n for n in range(1, len(wf.steps) + 1) if n not in cued]
 
 
-def select(task: str, workflows: list[Workflow], selector: str = "habitus") -> tuple[str, list[SelectedWorkflow]]:
-    """(intent, chosen workflows best first) for `task` under `selector`; no I/O besides optional embeddings."""
+def select(task: str, workflows: list[Workflow] | Source,
+           selector: str = "habitus") -> tuple[str, list[SelectedWorkflow]]:
+    """(intent, chosen workflows best first) for `task` under `selector`; no I/O besides the source's reads."""
     if selector not in SELECTORS:
         raise RecallError(f"unknown selector {selector!r} (one of {', '.join(SELECTORS)})")
+    source = ListSource(workflows) if isinstance(workflows, list) else workflows
     intent = classify_intent(task)
     if selector == "none" or not task.strip():
         return intent, []
     if selector == "cues":
-        return intent, select_by_cues(task, workflows, intent=None)[:MAX_WORKFLOWS]
+        return intent, select_by_cues(task, source, intent=None)[:MAX_WORKFLOWS]
     if selector in ("bm25", "embedding"):
-        return intent, _ranked(task, workflows, selector, None)[:MAX_WORKFLOWS]
-    picked = select_by_cues(task, workflows, intent=intent)
+        return intent, _ranked(task, source, selector, None)[:MAX_WORKFLOWS]
+    picked = select_by_cues(task, source, intent=intent)
     if not picked:
         from habitus.recall.fallback import configured_method
 
-        picked = _ranked(task, workflows, configured_method(), intent)
+        picked = _ranked(task, source, configured_method(), intent)
     return intent, picked[:MAX_WORKFLOWS]
 
 
@@ -194,14 +247,10 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
             from habitus.store.sqlite import connect
 
             conn = own_conn = connect()
-        if subject is None:
-            workflows = []
-        else:
-            from habitus.store.memory import load_workflows
-
-            workflows = load_workflows(conn, subject, status="active")
+    source: Source = ListSource(workflows or []) if workflows is not None or subject is None \
+        else StoreSource(conn, subject)
     try:
-        intent, selected = select(task, workflows, selector)
+        intent, selected = select(task, source, selector)
         stale_ids: dict[str, int] = {}
         if selector == "habitus" and selected:
             before = list(selected)
@@ -211,7 +260,7 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
                 stale_ids[sel.workflow.id] = len(v.stale_steps) + sum(c.stale for c in v.checks) if v else 0
         result = RecallResult(task=task, intent=intent, selected=selected, text=render(selected, limit),
                               budget=limit, selector=selector)
-        if log and conn is not None:
+        if log and conn is not None and (result.selected or any(stale_ids.values())):
             if subject is None:
                 from habitus.capture.subject import repo_subject
 

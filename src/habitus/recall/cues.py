@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from habitus.core.workflow import Workflow
+from habitus.core.workflow import Cues, Workflow
 from habitus.recall.fills import fill_blanks
 from habitus.recall.negation import strip_negated
 
@@ -174,6 +174,11 @@ def _steps_for(wf: Workflow, folded: str, step_cues: dict[int, tuple[list[str], 
         if (not any_ or first_occurring(any_, folded)) and not first_occurring(none, folded):
             kept.append(number)
     return kept
+
+
+def cues_may_fire(cues: Cues, units: list[Unit]) -> bool:
+    """Cheap pre-check on a workflow's cues alone: an `any` phrase fires in some unit without a `none` phrase."""
+    return any(first_occurring(cues.any, u.folded) and not first_occurring(cues.none, u.folded) for u in units)
 
 
 def pick_by_cues(wf: Workflow, units: list[Unit]) -> CuePick | None:

@@ -14,6 +14,7 @@ The method is `bm25` unless `HABITUS_RECALL_FALLBACK` or the config key `recall.
 from __future__ import annotations
 
 import os
+import re
 
 from habitus.core.workflow import Workflow
 
@@ -46,41 +47,56 @@ def workflow_text(wf: Workflow) -> str:
 def rank_workflows(task: str, workflows: list[Workflow], *, method: str = "bm25",
                    limit: int = MAX_RANKED) -> list[tuple[Workflow, float]]:
     """Workflows above the method's threshold, best first, with their normalised scores."""
+    by_id = {wf.id: wf for wf in workflows}
+    ranked = rank_texts(task, [(wf.id, workflow_text(wf)) for wf in workflows], method=method, limit=limit)
+    return [(by_id[key], score) for key, score in ranked]
+
+
+def rank_texts(task: str, docs: list[tuple[str, str]], *, method: str = "bm25",
+               limit: int = MAX_RANKED) -> list[tuple[str, float]]:
+    """(key, score) of the documents above the method's threshold, best first."""
     from habitus.recall.negation import strip_negated
 
     query = strip_negated(task).strip()
-    if method == "off" or not workflows or not query:
+    if method == "off" or not docs or not query:
         return []
     if method == "embedding":
-        scored = _embedding_scores(query, workflows)
-        threshold = EMBEDDING_THRESHOLD
+        scored, threshold = _embedding_scores(query, docs), EMBEDDING_THRESHOLD
     else:
-        scored = _bm25_scores(query, workflows)
-        threshold = BM25_THRESHOLD
-    ranked = sorted(((wf, s) for wf, s in scored if s >= threshold), key=lambda x: -x[1])
+        scored, threshold = _bm25_scores(query, docs), BM25_THRESHOLD
+    ranked = sorted(((key, s) for key, s in scored if s >= threshold), key=lambda x: (-x[1], x[0]))
     return ranked[:limit]
 
 
-def _bm25_scores(query: str, workflows: list[Workflow]) -> list[tuple[Workflow, float]]:
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def fast_tokenize(text: str) -> list[str]:
+    """Lower-case alphanumeric runs: the fallback ranks a thousand short texts per process start."""
+    return _TOKEN.findall(text.lower())
+
+
+def _bm25_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, float]]:
     try:
         from habitus.index.bm25 import BM25Index
     except ImportError:
         return []
     # the query's own words as one more document: the best a document could score for this query
-    scores = [float(s) for s in BM25Index([*(workflow_text(wf) for wf in workflows), query]).scores(query)]
+    index = BM25Index([*(text for _, text in docs), query], tokenizer=fast_tokenize)
+    scores = [float(s) for s in index.scores(query)]
     ceiling = max(scores.pop(), 1e-9)
-    return [(wf, min(1.0, float(s) / ceiling)) for wf, s in zip(workflows, scores, strict=False)]
+    return [(key, min(1.0, s / ceiling)) for (key, _), s in zip(docs, scores, strict=False)]
 
 
-def _embedding_scores(query: str, workflows: list[Workflow]) -> list[tuple[Workflow, float]]:
+def _embedding_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, float]]:
     try:
         from habitus.index.embedders import get_embedder
     except ImportError:
         return []
     embedder = get_embedder(name=os.environ.get("HABITUS_EMBEDDER") or None) if _takes_name() else get_embedder()
-    rows = embedder.embed([query, *(workflow_text(wf) for wf in workflows)])
+    rows = embedder.embed([query, *(text for _, text in docs)])
     sims = rows[1:] @ rows[0]
-    return [(wf, float(s)) for wf, s in zip(workflows, sims, strict=False)]
+    return [(key, float(s)) for (key, _), s in zip(docs, sims, strict=False)]
 
 
 def _takes_name() -> bool:

@@ -8,6 +8,7 @@ the task does not state stay in braces and are listed as unfilled. Pure function
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -18,8 +19,15 @@ _QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|「([^」\n]+)」|(?<![\
 _MODIFIER = r"(?:ctrl|control|cmd|command|alt|option|opt|shift|meta|super|win|mod|hyper|⌘|⌥|⇧|⌃)"
 _KEYNAME = (r"(?:f(?:1[0-2]|[1-9])|enter|return|tab|space|esc|escape|backspace|delete|del|insert|home|end|pageup"
             r"|pagedown|up|down|left|right|plus|minus|comma|period|slash|[a-z0-9]|[\[\]\\;',./`=-])")
-_KEY = re.compile(rf"(?<![\w+])(?:{_MODIFIER}\s*[+-]\s*)+{_KEYNAME}(?![a-z0-9])|[⌘⌥⇧⌃]+[a-z0-9](?![a-z0-9])",
-                  re.IGNORECASE)
+
+
+@functools.cache
+def _key_pattern() -> re.Pattern[str]:
+    """Compiled on first use: most recalls fill no key, and the start-up cost counts on the hook path."""
+    return re.compile(rf"(?<![\w+])(?:{_MODIFIER}\s*[+-]\s*)+{_KEYNAME}(?![a-z0-9])|[⌘⌥⇧⌃]+[a-z0-9](?![a-z0-9])",
+                      re.IGNORECASE)
+
+
 _AFTER_WORD = re.compile(r"\s*(?:`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|'([^'\n]+)'|([^\s,;:!?()\[\]]+))")
 _BLANK = re.compile(r"\{([A-Za-z_][\w-]*)\}")
 
@@ -49,7 +57,7 @@ def quoted(text: str) -> list[str]:
 
 
 def key_combos(text: str) -> list[str]:
-    return [re.sub(r"\s+", "", m.group(0)) for m in _KEY.finditer(text)]
+    return [re.sub(r"\s+", "", m.group(0)) for m in _key_pattern().finditer(text)]
 
 
 def key_letter(combo: str) -> str:

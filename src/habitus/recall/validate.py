@@ -13,9 +13,7 @@ source commit and one `git grep`.
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +207,8 @@ _ENV_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 
 
 def _segments(command: str) -> list[list[str]]:
+    import shlex
+
     out = []
     for part in re.split(r"&&|\|\||;|\|", command):
         try:
@@ -221,6 +221,8 @@ def _segments(command: str) -> list[list[str]]:
 
 
 def _package_scripts(base: Path) -> set[str] | None:
+    import json
+
     try:
         data = json.loads((base / "package.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -1,0 +1,167 @@
+"""Whole-process latency of `habitus recall` with 1,000 workflows and 10,000 records in the store.
+
+Builds a throw-away HABITUS_HOME and a small real git repo, fills the store with synthetic
+workflows (steps at the repo's files, cues drawn from a vocabulary) and records through
+`habitus.store.memory`, then times real CLI processes for a mix of tasks: ones whose cue fires
+(validation + render), unrelated ones (cue miss → BM25 fallback over all workflows), negated and
+inspect-only ones. Prints p50 / p95 / max per entry point:
+
+    .venv/bin/python benchmarks/bench_recall_latency.py [--runs 60] [--workflows 1000] [--records 10000]
+
+Target (issue 4 §7): p95 ≤ 200 ms for `habitus recall` on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+VOCAB = ("grid toolbar export import palette layer brush zoom canvas history undo redo selection snap ruler "
+         "guide font text shape filter plugin theme cache session login token upload download search index "
+         "queue worker retry timeout backoff parser lexer schema migration route handler endpoint config "
+         "option flag metric logger trace span report chart table column pager sort").split()
+VERBS = ("add", "fix", "rename", "remove", "support", "implement", "refactor", "speed up")
+
+TASKS = [
+    "Add a keyboard shortcut Alt+G for toggling the grid",  # fires the hand-made shortcut workflow
+    "Add the palette export option to the toolbar",  # fires synthetic cues
+    "Fix the retry backoff in the upload worker",
+    "Write a haiku about autumn leaves",  # unrelated: cue miss, BM25 fallback over all workflows
+    "Toggle the grid from the menu; do not add a keyboard shortcut",  # negated
+    "Review the keyboard shortcuts described in the docs only, no code changes",  # inspect
+]
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.email=b@example.com", "-c", "user.name=Bench", *args],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def make_repo(root: Path, n_files: int = 40) -> tuple[Path, list[str]]:
+    repo = root / "repo"
+    (repo / "src").mkdir(parents=True)
+    files = []
+    for i in range(n_files):
+        rel = f"src/{VOCAB[i % len(VOCAB)]}_{i}.py"
+        body = [f'"""Module {i}."""', "", f"class {VOCAB[i % len(VOCAB)].title()}{i}:"]
+        for j in range(8):
+            body += [f"    def method_{j}(self, value):", f"        return value + {j}", ""]
+        (repo / rel).write_text("\n".join(body) + "\n", encoding="utf-8")
+        files.append(rel)
+    (repo / "src/keymap.py").write_text("class Keymap:\n    def bindings(self):\n        return {}\n", encoding="utf-8")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "bench repo")
+    return repo, files
+
+
+def populate(repo: Path, files: list[str], n_workflows: int, n_records: int, seed: int = 7) -> None:
+    from habitus.capture.subject import repo_subject
+    from habitus.core.record import CommandFact, EditFact, Record
+    from habitus.core.workflow import Place, Workflow
+    from habitus.store.memory import import_workflows, save_records
+    from habitus.store.sqlite import connect
+
+    rng = random.Random(seed)
+    subject = repo_subject(repo)
+    head = _git(repo, "rev-parse", "HEAD")
+    workflows = [Workflow.from_dict({
+        "id": "wf-shortcut", "name": "Add a keyboard shortcut", "intent": "change",
+        "cues": {"any": ["keyboard shortcut", "hotkey"], "none": []},
+        "fills": [{"blank": "{key}", "from": "key", "n": 1}],
+        "steps": [{"do": "Bind {key} in the keymap", "place": {"file": "src/keymap.py",
+                                                               "chain": ["class Keymap:", "def bindings(self):"]}}],
+        "checks": ["python -m pytest -q"],
+        "provenance": {"sources": [{"trace": "t0", "commit": head, "date": "2026-11-01"}]},
+    })]
+    for i in range(n_workflows - 1):
+        a, b = rng.sample(VOCAB, 2)
+        verb = rng.choice(VERBS)
+        steps = []
+        for _ in range(rng.randint(2, 5)):
+            f = rng.choice(files)
+            k = rng.randint(0, 7)
+            steps.append({"do": f"{verb} {a} handling in {f}",
+                          "place": {"file": f, "chain": [f"class {Path(f).stem.split('_')[0].title()}"
+                                                         f"{Path(f).stem.split('_')[1]}:",
+                                                         f"def method_{k}(self, value):"]}})
+        workflows.append(Workflow.from_dict({
+            "id": f"wf-{i:04d}", "name": f"{verb.title()} {a} {b}", "use_when": f"a task about {a} and {b}",
+            "intent": "change", "cues": {"any": [f"{a} {b}", f"{b} {a}"], "none": []},
+            "steps": steps, "checks": ["python -m pytest -q"],
+            "pitfalls": [{"text": f"Run the {a} tests with -q", "trigger": {"on": "command", "all": ["pytest"]}}],
+            "provenance": {"sources": [{"trace": f"t{i}", "commit": head, "date": "2026-11-01"}]},
+        }))
+    records = [Record(trace_id=f"trace-{i:05d}", subject=subject, task=f"{rng.choice(VERBS)} the {rng.choice(VOCAB)}",
+                      session_id=f"s{i}", agent="claude-code", date=f"2026-10-{1 + i % 28:02d}",
+                      edits=[EditFact(file=rng.choice(files), places=[Place(rng.choice(files), ["class X:"])],
+                                      added=["x = 1"], tool="Edit")],
+                      commands=[CommandFact("python -m pytest -q", 0)], checks=["python -m pytest -q"],
+                      outcome="success")
+               for i in range(n_records)]
+    conn = connect()
+    import_workflows(conn, subject, workflows)
+    save_records(conn, records)
+    conn.close()
+
+
+def time_runs(cmd: list[str], tasks: list[str], runs: int, repo: Path) -> list[float]:
+    out = []
+    for i in range(runs):
+        task = tasks[i % len(tasks)]
+        start = time.perf_counter()
+        done = subprocess.run([*cmd, task, "--cwd", str(repo), "--json"], capture_output=True, text=True, check=False)
+        out.append((time.perf_counter() - start) * 1000)
+        if done.returncode != 0:
+            raise SystemExit(f"recall failed: {done.stderr.strip()}")
+    return out
+
+
+def summary(name: str, ms: list[float]) -> str:
+    ordered = sorted(ms)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return (f"{name:<34} n={len(ms):<4} p50={statistics.median(ms):7.1f} ms  p95={p95:7.1f} ms  "
+            f"max={max(ms):7.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--workflows", type=int, default=1000)
+    parser.add_argument("--records", type=int, default=10000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="habitus-bench-recall-") as tmp:
+        root = Path(tmp)
+        os.environ["HABITUS_HOME"] = str(root / "home")
+        repo, files = make_repo(root)
+        t0 = time.perf_counter()
+        populate(repo, files, args.workflows, args.records)
+        print(f"store: {args.workflows} workflows, {args.records} records "
+              f"(filled in {time.perf_counter() - t0:.1f} s); tasks: {len(TASKS)} kinds, round-robin")
+        habitus = str(Path(sys.executable).with_name("habitus"))
+        time_runs([habitus, "recall"], TASKS, 3, repo)  # warm the page cache
+        rows = [("habitus recall (CLI process)", [habitus, "recall"]),
+                ("python -m habitus.recall (fast)", [sys.executable, "-m", "habitus.recall"])]
+        for name, cmd in rows:
+            print(summary(name, time_runs(cmd, TASKS, args.runs, repo)))
+        for task in TASKS:
+            print(summary(f"  CLI: {task[:30]}", time_runs([habitus, "recall"], [task], max(5, args.runs // 6), repo)))
+        from habitus.recall import recall
+
+        inproc = []
+        for i in range(args.runs):
+            start = time.perf_counter()
+            recall(TASKS[i % len(TASKS)], cwd=repo, log=False)
+            inproc.append((time.perf_counter() - start) * 1000)
+        print(summary("recall() in process", inproc))
+
+
+if __name__ == "__main__":
+    main()
