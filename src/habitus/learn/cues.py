@@ -43,10 +43,10 @@ def task_values(task: str) -> dict[tuple[str, int], str]:
 
 def strip_values(task: str) -> str:
     """The task text without its literal values (backticked, quoted, key combos, numbers)."""
-    text = _VALUE_SPANS.sub(" ", task)
+    text = _VALUE_SPANS.sub(" | ", task)  # a break, so no phrase spans a removed value
     for combo in key_combos(text):
-        text = text.replace(combo, " ")
-    return _NUMBER.sub(" ", text)
+        text = text.replace(combo, " | ")
+    return _NUMBER.sub(" | ", text)
 
 
 def words(text: str) -> list[str]:
@@ -60,7 +60,7 @@ def content_words(task: str) -> set[str]:
 def phrases(task: str, max_n: int = 3) -> set[str]:
     """Word n-grams (1..max_n) of the task without values; no n-gram starts or ends with a stop word."""
     out: set[str] = set()
-    for clause in re.split(r"[.,;:!?()\n]", strip_values(task).lower()):
+    for clause in re.split(r"[.,;:!?()|\n]", strip_values(task).lower()):
         ws = _WORD.findall(clause)
         for n in range(1, max_n + 1):
             for i in range(len(ws) - n + 1):
@@ -216,21 +216,21 @@ def choose_cues(group_tasks: Sequence[str], other_tasks: Iterable[str], *, value
                 limit: int = 4) -> list[str]:
     """Phrases common to the group's tasks and rare in other groups' tasks, never a task's own values."""
     own = [phrases(t) for t in group_tasks]
-    others = [phrases(t) for t in other_tasks]
+    others = [" ".join(words(t)) for t in other_tasks]
     if not own:
         return []
     outside: Counter[str] = Counter(w for t in group_tasks for w in set(words(strip_values(t))))
     value_words = {w for v in values for w in words(v) if outside[w] * 2 < len(group_tasks)}
     value_words |= {v.lower() for v in values}
     df_in: Counter[str] = Counter(p for ps in own for p in ps)
-    df_out: Counter[str] = Counter(p for ps in others for p in ps)
     n_in, n_out = len(own), max(1, len(others))
     min_in = 1 if n_in == 1 else max(2, -(-n_in // 2))
     scored = []
     for p, c in df_in.items():
         if c < min_in or set(p.split()) & value_words:
             continue
-        share_in, share_out = c / n_in, df_out[p] / n_out
+        # recall matches a cue as a substring of the task, so count it the same way here
+        share_in, share_out = c / n_in, sum(p in o for o in others) / n_out
         if share_out > 0.1:
             continue
         length_bonus = 0.15 * (len(p.split()) - 1)

@@ -254,7 +254,8 @@ def induce(records: list[Record], subject: str | None = None) -> list[Workflow]:
     ids: set[str] = set()
     for group in groups:
         members = {r.trace_id for r in group}
-        others = [r.task for r in records if r.trace_id not in members and r.task.strip()]
+        # cues tell change workflows apart; read-only tasks are kept out by recall's intent check
+        others = [r.task for r in usable if r.trace_id not in members]
         wf = induce_group(group, others, subject)
         if wf is None:
             continue

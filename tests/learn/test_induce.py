@@ -1,0 +1,167 @@
+"""Workflow induction on the generated repo: one workflow per task kind with the right steps, checks,
+pitfalls, cues and fills."""
+
+from __future__ import annotations
+
+import pytest
+
+from habitus.core.record import CommandFact, Detour, EditFact, Record
+from habitus.core.workflow import Place
+from habitus.learn.cues import choose_cues, find_blanks, task_values
+from habitus.learn.induce import group_records, induce
+from habitus.learn.pitfalls import fires
+from habitus.recall.fills import fill_blanks
+from habitus.store.memory import load_records, load_workflows
+from habitus.store.sqlite import connect
+
+KINDS = ("shortcut", "endpoint", "config")
+
+
+def test_one_workflow_per_task_kind(learned):
+    found = learned.by_kind()
+    assert set(found) == set(KINDS)
+    assert len({wf.id for wf in found.values()}) == 3
+    assert all(not wf.single_run for wf in found.values())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_steps_are_the_places_every_run_edits_in_edit_order(learned, kind):
+    wf = learned.by_kind()[kind]
+    places = [s.place for s in wf.steps]
+    expected = learned.fixture.expected_places(kind)
+    # every always-edited place is a step, in order; optional places may follow when half the runs made them
+    assert [p for p in places if p in expected] == expected
+    assert all(s.do for s in wf.steps)
+
+
+@pytest.mark.parametrize(("kind", "check"), [("shortcut", "npm test -- --run"),
+                                             ("endpoint", "python -m pytest tests/test_api.py -q"),
+                                             ("config", "bash scripts/check.sh")])
+def test_checks_are_the_passing_forms(learned, kind, check):
+    assert check in learned.by_kind()[kind].checks
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pitfall_fires_on_the_failing_command_and_never_on_a_successful_one(learned, kind):
+    wf = learned.by_kind()[kind]
+    failing, _error, fixing = learned.fixture.kinds[kind].detour
+    [pit] = [p for p in wf.pitfalls if p.trigger.on == "command"]
+    assert all(len(a) >= 5 for a in pit.trigger.all)
+    assert fires(pit.trigger, failing)
+    assert not fires(pit.trigger, fixing)
+    conn = connect(learned.db)
+    successes = [c.command for r in load_records(conn) for c in r.commands if c.ok]
+    conn.close()
+    assert not any(fires(pit.trigger, s) for s in successes)
+    assert fixing in pit.text
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_cues_are_shared_phrases_never_a_tasks_own_values(learned, kind):
+    wf = learned.by_kind()[kind]
+    assert wf.cues.any
+    values = {v.lower() for s in learned.fixture.sessions if s.kind == kind for v in s.values.values()}
+    for cue in wf.cues.any:
+        assert not any(v in cue or cue in v for v in values if len(v) > 2), cue
+    tasks = [s.task.lower() for s in learned.fixture.sessions if s.kind == kind]
+    assert all(sum(c in t for t in tasks) * 2 >= len(tasks) for c in wf.cues.any)
+    others = [s.task.lower() for s in learned.fixture.sessions if s.kind not in (kind, "inspect")]
+    assert not any(c in t for c in wf.cues.any for t in others)
+
+
+@pytest.mark.parametrize(("kind", "field"), [("shortcut", "id"), ("shortcut", "key"), ("shortcut", "label"),
+                                             ("endpoint", "path"), ("endpoint", "handler"), ("config", "name"),
+                                             ("config", "env")])
+def test_fills_take_a_new_tasks_values(learned, kind, field):
+    wf = learned.by_kind()[kind]
+    task, values = learned.fixture.new_task(kind, n=1)
+    filled = fill_blanks(wf.fills, task)
+    assert values[field] in filled.values()
+    # and the steps mention the blanks so the filled values land in the hand-over
+    assert any("{" + name + "}" in s.do for s in wf.steps for name in filled)
+
+
+def test_unrelated_tasks_fire_no_cue(learned):
+    for task in learned.fixture.unrelated_tasks():
+        for wf in learned.report.workflows:
+            assert not any(c in task.lower() for c in wf.cues.any), (task, wf.cues.any)
+
+
+def test_provenance_names_each_source_trace_with_commit_and_date(learned):
+    for kind, wf in learned.by_kind().items():
+        sessions = {s.session_id: s for s in learned.fixture.sessions if s.kind == kind}
+        assert {src.trace for src in wf.provenance.sources} == set(sessions)
+        for src in wf.provenance.sources:
+            assert src.commit == sessions[src.trace].commit
+            assert src.date
+
+
+def test_workflows_are_stored_and_relearning_keeps_ids(learned):
+    conn = connect(learned.db)
+    try:
+        stored = {w.id for w in load_workflows(conn)}
+        assert stored == {w.id for w in learned.report.workflows}
+        from habitus.learn import learn
+
+        again = learn(conn)
+        assert again.records_new == 0
+        assert {w.id for w in again.workflows} == stored
+    finally:
+        conn.close()
+
+
+def _rec(trace_id: str, task: str, places: list[Place], added: list[str], outcome: str = "success") -> Record:
+    return Record(trace_id=trace_id, task=task, outcome=outcome, date=f"2026-01-0{len(trace_id)}",
+                  edits=[EditFact(file=p.file, places=[p], added=added, index=i) for i, p in enumerate(places)])
+
+
+def test_a_single_run_seeds_a_workflow_marked_as_such():
+    rec = _rec("a", "Add a dark mode toggle `darkMode` to settings", [Place("ui/settings.ts", ["class Settings"])],
+               ["darkMode: boolean = false;"])
+    [wf] = induce([rec], "subj")
+    assert wf.single_run is True
+    assert [s.place for s in wf.steps] == [Place("ui/settings.ts", ["class Settings"])]
+    assert "darkmode" not in " ".join(wf.cues.any).lower()
+
+
+def test_a_group_whose_runs_all_failed_gives_no_workflow():
+    rec = _rec("a", "Add `x` to the thing", [Place("a.py", ["f"])], ["x"], outcome="failure")
+    assert induce([rec], "s") == []
+
+
+def test_grouping_separates_kinds_that_edit_different_places():
+    a = [_rec(f"a{i}", f"Add a keyboard shortcut for `cmd{i}`", [Place("k.ts", ["KEYS"])], [f"cmd{i}"])
+         for i in range(3)]
+    b = [_rec(f"b{i}", f"Add a config option `opt{i}`", [Place("c.py", ["class Config"])], [f"opt{i}"])
+         for i in range(3)]
+    groups = group_records(a + b)
+    assert sorted(sorted(r.trace_id for r in g) for g in groups) == [["a0", "a1", "a2"], ["b0", "b1", "b2"]]
+
+
+def test_blanks_need_a_value_that_differs_between_runs():
+    runs = [("Add `x1` with key Alt+A", ['x1 = "Alt+A"', "const"]), ("Add `x2` with key Alt+B", ['x2 = "Alt+B"'])]
+    blanks, fills, maps = find_blanks(runs)
+    assert {(f.source, f.n) for f in fills} == {("code", 1), ("key", 1)}
+    assert maps[0] == {b.name: v for b, v in zip(blanks, [maps[0][b.name] for b in blanks], strict=True)}
+    constant = [("Add `same` now", ["same"]), ("Add `same` again", ["same"])]
+    assert find_blanks(constant)[0] == []
+
+
+def test_choose_cues_prefers_phrases_and_skips_values_and_other_groups():
+    group = ["Add a keyboard shortcut Alt+G for `toggleGrid`", "Please add a keyboard shortcut Ctrl+J for `dup`"]
+    others = ["Add a config option `x`", "Fix the keyboard layout bug"]
+    cues = choose_cues(group, others, values=[v for t in group for v in task_values(t).values()])
+    assert "keyboard shortcut" in cues
+    assert all("togglegrid" not in c and "keyboard layout" not in c for c in cues)
+
+
+def test_detours_that_recur_become_pitfalls_and_one_offs_do_not():
+    d = Detour(failing="npm test", fixing="npm test -- --run", tokens=10, error="needs --run")
+    runs = [Record(trace_id=f"t{i}", detours=[d] if i < 2 else [],
+                   commands=[CommandFact("npm test -- --run", 0, True)]) for i in range(3)]
+    from habitus.learn.pitfalls import find_pitfalls
+
+    [p] = find_pitfalls(runs)
+    assert p.trigger.all == ["npm test"] and "--run" in p.trigger.none
+    assert p.evidence["sessions"] == 2
+    assert find_pitfalls(runs[1:]) == []
