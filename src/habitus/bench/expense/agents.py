@@ -209,7 +209,8 @@ class ContextBoundAgent:
     def _read_result(self, name: str, args: dict[str, Any], result: Any, view: View) -> None:
         view.any_activity = True
         if not isinstance(result, dict):
-            return
+            # The call is visible but its result is not (cleared by the policy): assume it went through.
+            result = {"ok": True, "cleared": True}
         if result.get("ok") is False:
             view.last_error = str(result.get("error", "error"))
             return
@@ -219,7 +220,7 @@ class ContextBoundAgent:
             view.guide_visible = True
         if name == "open_expense_line":
             view.opened_visible = True
-        elif name == "list_subcategories":
+        elif name == "list_subcategories" and "subcategories" in result:
             view.guide_visible = True
         form = result.get("form") if isinstance(result.get("form"), dict) else None
         if form is None and "lines" in result and "remaining" in result:

@@ -150,6 +150,11 @@ def ui_metadata_json() -> str:
                 for i, (d, r) in enumerate((d, r) for d in DEPARTMENTS for r in REGIONS)
             ],
             "i18n": {f"label.{k}": k.replace("_", " ").capitalize() for k in I18N_KEYS},
+            "validation_messages": {f"E{100 + i}": f"The {k.replace('_', ' ')} field is invalid or missing; "
+                                    "correct it before saving." for i, k in enumerate(I18N_KEYS[:16])},
+            "related_records": [{"type": t, "id": f"{t[:3].upper()}-{4711 + i}", "status": "linked"}
+                                for i, t in enumerate(("card_transaction", "trip", "travel_request", "receipt_image",
+                                                       "policy_check", "approval", "cost_allocation"))],
             "audit": [{"at": f"2026-01-0{i}T09:1{i}:00Z", "by": "system", "event": e} for i, e in enumerate(
                 ("imported from card feed", "receipt matched", "currency confirmed", "policy check passed"), 1)],
         }

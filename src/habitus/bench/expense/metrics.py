@@ -49,6 +49,7 @@ class EpisodeResult:
     primary_failure: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     history: list[dict[str, Any]] | None = None
+    error: str | None = None  # why the agent could not go on (budget spent, endpoint failing)
 
     @property
     def total_tokens(self) -> int:
@@ -72,7 +73,7 @@ def score_episode(*, task: Task, env: ExpenseEnv, agent: Any, config: Any, varia
                   ended_by: str, turns: int, continues: int, agent_usage: Usage, user_usage: Usage,
                   summary_usage: Usage, summarizer_calls: int, agent_cost: float | None,
                   user_cost: float | None, peak_context: int, wall_s: float,
-                  history: list[dict[str, Any]] | None = None) -> EpisodeResult:
+                  history: list[dict[str, Any]] | None = None, error: str | None = None) -> EpisodeResult:
     remaining = env.remaining
     total = task.total
     lines = list(env.lines.values())
@@ -94,7 +95,7 @@ def score_episode(*, task: Task, env: ExpenseEnv, agent: Any, config: Any, varia
         agent_usage=agent_usage, user_usage=user_usage, summary_usage=summary_usage,
         summarizer_calls=summarizer_calls, cost=sum(costs) if costs else None, peak_context=peak_context,
         wall_s=wall_s, failures=[f.to_dict() for f in findings], primary_failure=primary_failure(findings, complete),
-        events=[e.to_dict() for e in env.log], history=history,
+        events=[e.to_dict() for e in env.log], history=history, error=error,
     )
 
 

@@ -25,6 +25,7 @@ from habitus.context.policies import PolicyState, apply_policy, parse_policy
 from habitus.context.summarize import StateExtractorSummarizer
 from habitus.context.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens, message_text
 from habitus.core.trace import Usage
+from habitus.llm.types import BudgetExceeded, LLMError
 
 MAX_CONTINUES = 3
 USER_MODEL_REPLY = "please continue"
@@ -151,6 +152,7 @@ def run_episode(
     model_cost_known = False
     prev: list[dict[str, Any]] = []
     ended_by = "turn_limit"
+    error: str | None = None
     limit = max_turns or 3 * len(task.lines) + 12
     while turns < limit:
         turns += 1
@@ -162,7 +164,12 @@ def run_episode(
         peak = max(peak, context_tokens)
         if isinstance(agent, ContextBoundAgent):
             agent.context_tokens = context_tokens
-        turn = agent.act(view.messages)
+        try:
+            turn = agent.act(view.messages)
+        except LLMError as exc:  # a spent budget or a failing endpoint ends this run; nothing measured is lost
+            ended_by = "budget" if isinstance(exc, BudgetExceeded) else "agent_error"
+            error = str(exc)
+            break
         calls = turn.tool_calls
         ids = turn.call_ids or [f"call_{turns}_{k}" for k in range(len(calls))]
         assistant: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
@@ -211,7 +218,7 @@ def run_episode(
         turns=turns, continues=continues, agent_usage=agent_usage, user_usage=user_usage,
         summary_usage=summary_usage, summarizer_calls=summarizer_calls, agent_cost=agent_cost,
         user_cost=user_cost, peak_context=peak, wall_s=time.perf_counter() - started,
-        history=history if keep_history else None,
+        history=history if keep_history else None, error=error,
     )
 
 

@@ -76,11 +76,14 @@ class SweepResult:
 
 def _run_cell(agent: Agent, tasks: Sequence[Task], config: Config, variant: str, runs: int, seed: int,
               price_model: str | None) -> list[EpisodeResult]:
-    return [
-        run_episode(task, agent, config, variant, run=r, seed=seed, price_model=price_model)
-        for r in range(runs)
-        for task in tasks
-    ]
+    """Episodes of one cell; stops early (keeping what ran) when the model budget is spent."""
+    out: list[EpisodeResult] = []
+    for r in range(runs):
+        for task in tasks:
+            out.append(run_episode(task, agent, config, variant, run=r, seed=seed, price_model=price_model))
+            if out[-1].ended_by == "budget":
+                return out
+    return out
 
 
 def _paired(episodes: list[EpisodeResult], a: tuple[str, str], b: tuple[str, str]) -> dict[str, Any] | None:
@@ -111,6 +114,10 @@ def sweep_cells(agent: Agent, tasks: Sequence[Task], configs: Sequence[Config], 
             episodes += _run_cell(agent, tasks, config, variant, runs, seed, price_model)
             if progress:
                 progress(f"{config.name} ({config.policy}) × {variant}: {time.perf_counter() - started:.1f}s")
+            if episodes and episodes[-1].ended_by == "budget":
+                if progress:
+                    progress(f"stopped: {episodes[-1].error}")
+                return episodes
     return episodes
 
 
@@ -151,6 +158,8 @@ def run_sweep(
     for variant in tools:
         for cfg in cfgs:
             eps = [e for e in episodes if e.config == cfg.name and e.variant == variant]
+            if not eps:  # not reached: the model budget ran out first
+                continue
             cells.append({"config": cfg.name, "policy": cfg.policy, "user_model": cfg.user_model,
                           "variant": variant, **aggregate(eps)})
     paired = []
@@ -184,6 +193,7 @@ def run_sweep(
         "user_model": "scripted: answers 'please continue'",
         "summarizer": "state-extractor (model-free)",
         "wall_s": round(wall, 2),
+        "stopped": next((e.error for e in episodes if e.ended_by == "budget"), None),
     }
     result = SweepResult(meta=meta, cells=cells, paired=paired, episodes=episodes)
     if sensitivity:

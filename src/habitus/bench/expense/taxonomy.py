@@ -5,7 +5,7 @@ Categories (a run may show several; `primary_failure` names the one that explain
 - `stale_state_duplicate`: an add of a receipt line (amount, date) that appears once on the receipt
   and is already on the form — the agent acted on a state that no longer held;
 - `repeated_line_error`: a line that appears several times on the receipt added more times than it
-  appears (duplicate), or fewer times at the end (omission);
+  appears (duplicate), or at least once but fewer times when the agent saved (omission);
 - `subcategory_mismapping`: an added line whose amount and date match a receipt line but whose
   subcategory is not that line's;
 - `remaining_miscalculation`: an added amount that is on no receipt line of that date (the agent
@@ -13,7 +13,8 @@ Categories (a run may show several; `primary_failure` names the one that explain
 - `tool_error`: a tool or form operation the environment rejected;
 - `premature_termination`: the run ended (saved, or stopped without a user model to continue it)
   with remaining ≠ 0.00;
-- `turn_limit`: the run used all its turns with remaining ≠ 0.00.
+- `turn_limit`: the run used all its turns with remaining ≠ 0.00;
+- `aborted`: the agent could not go on (model budget spent, endpoint failing) — not the agent's mistake.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ CATEGORIES = (
     "remaining_miscalculation",
     "tool_error",
     "turn_limit",
+    "aborted",
 )
 # Which category explains a failed run when several occurred (most direct cause first).
 PRIMARY_ORDER = (
@@ -44,6 +46,7 @@ PRIMARY_ORDER = (
     "turn_limit",
     "tool_error",
     "subcategory_mismapping",
+    "aborted",
 )
 
 
@@ -90,12 +93,15 @@ def classify(task: Task, log: list[Event], remaining: Decimal, ended_by: str) ->
             findings.append(Finding("subcategory_mismapping", ev.turn,
                                     f"added {what}; receipt says {'/'.join(sorted(truth[key]))}"))
     for key, n in want.items():
-        if n > 1 and have[key] < n and remaining != 0 and ended_by == "save":  # a stop is premature, not an omission
+        # An omission: some but not all occurrences added, and the agent saved believing it was done.
+        if n > 1 and 0 < have[key] < n and remaining != 0 and ended_by == "save":
             findings.append(Finding("repeated_line_error", None,
                                     f"{key[0]} on {key[1]} appears {n}× on the receipt, {have[key]}× on the form"))
     if remaining != 0:
         if ended_by == "save":
             findings.append(Finding("premature_termination", None, f"saved with remaining {remaining}"))
+        elif ended_by in ("budget", "agent_error"):
+            findings.append(Finding("aborted", None, f"the agent could not go on ({ended_by}); remaining {remaining}"))
         elif ended_by == "stop":
             findings.append(Finding("premature_termination", None, f"stopped with remaining {remaining}"))
         else:
