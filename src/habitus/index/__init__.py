@@ -1,1 +1,28 @@
-"""habitus.index (see DESIGN.md §1)."""
+"""habitus.index: lexical search (BM25) and vectors (embedders, numpy ranking, cached in the store).
+
+Light to import: names resolve lazily, and numpy, scikit-learn, onnxruntime and torch load only
+when an embedder is used, so `from habitus.index.bm25 import BM25Index` stays cheap on hook paths.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "BM25Index": "habitus.index.bm25",
+    "tokenize": "habitus.index.tokenize",
+    "Embedder": "habitus.index.embedders",
+    "EmbedderError": "habitus.index.embedders",
+    "get_embedder": "habitus.index.embedders",
+    "embed_cached": "habitus.index.vectors",
+    "rank": "habitus.index.vectors",
+    "search": "habitus.index.vectors",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'habitus.index' has no attribute {name!r}")
