@@ -1,6 +1,6 @@
 """Fallback ranking when no cue fires: BM25 (default) or embeddings (when configured), precision first.
 
-A workflow is described by its name, `use_when`, cues and step sentences. It is handed over only
+A workflow is described by its name, `use_when`, cues, step sentences and the files they edit. It is handed over only
 when its similarity to the task clears a threshold: for BM25 the score is divided by the score the
 task would reach against a document made of its own words (so it lies in 0..1 whatever the corpus
 size), for embeddings it is the cosine similarity. "Nothing" is a fine answer: the thresholds are
@@ -21,6 +21,7 @@ from habitus.core.workflow import Workflow
 BM25_THRESHOLD = 0.35
 EMBEDDING_THRESHOLD = 0.55
 MAX_RANKED = 2
+MIN_MATCHED_TERMS = 2
 METHODS = ("bm25", "embedding", "off")
 
 
@@ -40,7 +41,8 @@ def configured_method() -> str:
 
 def workflow_text(wf: Workflow) -> str:
     """What a workflow is about, as one searchable text."""
-    parts = [wf.name, wf.use_when, *wf.cues.any, *(s.do for s in wf.steps)]
+    parts = [wf.name, wf.use_when, *wf.cues.any,
+             *(f"{s.do} {s.place.file if s.place else ''}" for s in wf.steps)]
     return "\n".join(p for p in parts if p)
 
 
@@ -69,11 +71,22 @@ def rank_texts(task: str, docs: list[tuple[str, str]], *, method: str = "bm25",
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+# Function words and the verbs every coding task uses: rare in workflow texts, so BM25 would give
+# them a high weight and hand over whatever workflow happens to contain "the" or "add".
+_STOP = frozenset(str.split("""
+a an the and or but if then else of to in on at by for with from into onto as is are was were be been being it
+its this that these those there here we you i me my our your they them he she his her so do does did done can
+could should would will shall may might must not no yes please also just only very more most some any all each
+every other such than too via per new now when where which who whom what why how about after before again
+add adds added adding fix fixes fixed fixing update updates updated updating change changes changed changing
+make makes making use uses using implement implementing create creating support supports get set let need needs
+want wants like task work working code file files
+"""))
 
 
 def fast_tokenize(text: str) -> list[str]:
-    """Lower-case alphanumeric runs: the fallback ranks a thousand short texts per process start."""
-    return _TOKEN.findall(text.lower())
+    """Lower-case alphanumeric runs without stop words: a thousand short texts are ranked per process start."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP and len(t) > 1]
 
 
 def _bm25_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, float]]:
@@ -85,7 +98,15 @@ def _bm25_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, flo
     index = BM25Index([*(text for _, text in docs), query], tokenizer=fast_tokenize)
     scores = [float(s) for s in index.scores(query)]
     ceiling = max(scores.pop(), 1e-9)
-    return [(key, min(1.0, s / ceiling)) for (key, _), s in zip(docs, scores, strict=False)]
+    terms = set(fast_tokenize(query))
+    needed = min(MIN_MATCHED_TERMS, len(terms))
+    out = []
+    for i, ((key, _), score) in enumerate(zip(docs, scores, strict=False)):
+        # precision first: one shared word is not enough when the task has several
+        if score > 0 and sum(1 for t in terms if t in index.term_freqs[i]) < needed:
+            score = 0.0
+        out.append((key, min(1.0, score / ceiling)))
+    return out
 
 
 def _embedding_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, float]]:

@@ -5,7 +5,7 @@ matching needs only each workflow's cues, intent and `only_if_asked`. SQLite ext
 (`json_extract` over the `workflows` table of `habitus.store.memory`) in one query; the few
 workflows whose cues may fire are then loaded whole with `habitus.store.memory.get_workflow`, so
 counters and status come from the store's columns as everywhere else. The fallback ranking reads
-its texts (name, use_when, cues, step sentences) the same way.
+its texts (name, use_when, cues, step sentences and files) the same way.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ _TEXT_SQL = (
     "SELECT id, json_extract(data, '$.only_if_asked') AS only_if_asked, json_extract(data, '$.intent') AS intent,"
     " coalesce(json_extract(data, '$.name'), '') || char(10) || coalesce(json_extract(data, '$.use_when'), '')"
     " || char(10) || coalesce((SELECT group_concat(value, char(10)) FROM json_each(data, '$.cues.any')), '')"
-    " || char(10) || coalesce((SELECT group_concat(json_extract(value, '$.do'), char(10))"
-    " FROM json_each(data, '$.steps')), '') AS text"
+    " || char(10) || coalesce((SELECT group_concat(coalesce(json_extract(value, '$.do'), '') || ' '"
+    " || coalesce(json_extract(value, '$.place.file'), ''), char(10)) FROM json_each(data, '$.steps')), '') AS text"
     " FROM workflows WHERE root = ? AND status = ? ORDER BY id"
 )
 
