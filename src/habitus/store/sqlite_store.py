@@ -30,7 +30,10 @@ class SQLiteStore:
 
     def __init__(self, path: Path | str | None = None, *, readonly: bool = False) -> None:
         self.path = Path(path) if path is not None else default_db_path()
-        self.conn = connect(self.path, readonly=readonly)
+        try:
+            self.conn = connect(self.path, readonly=readonly)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
         if not readonly:
             try:
                 tables.ensure_traces_schema(self.conn)
