@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from habitus.core.workflow import Workflow
-from habitus.recall.cues import Unit, cues_may_fire, pick_by_cues, task_units
+from habitus.recall.cues import Unit, cues_may_fire, cues_vetoed, pick_by_cues, task_units
 from habitus.recall.intent import classify_intent
 from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
+from habitus.recall.source import CueView
 
 SELECTORS = ("habitus", "cues", "bm25", "embedding", "none")
 MAX_WORKFLOWS = 3  # a hand-over carries at most this many workflows (best first)
@@ -76,6 +77,9 @@ class ListSource:
     def cue_pool(self, units: list[Unit]) -> list[Workflow]:
         return self.workflows
 
+    def vetoed(self, units: list[Unit]) -> set[str]:
+        return {w.id for w in self.workflows if cues_vetoed(w.cues, units)}
+
     def rank_pool(self) -> list[tuple[str, str, str, bool]]:
         from habitus.recall.fallback import workflow_text
 
@@ -91,12 +95,22 @@ class StoreSource:
     def __init__(self, conn: sqlite3.Connection, subject: str) -> None:
         self.conn = conn
         self.subject = subject
+        self._views: list[CueView] | None = None
+
+    def views(self) -> list[CueView]:
+        if self._views is None:
+            from habitus.recall.source import load_cue_views
+
+            self._views = load_cue_views(self.conn, self.subject)
+        return self._views
 
     def cue_pool(self, units: list[Unit]) -> list[Workflow]:
-        from habitus.recall.source import load_cue_views, load_full
+        from habitus.recall.source import load_full
 
-        hits = [v.id for v in load_cue_views(self.conn, self.subject) if cues_may_fire(v.cues, units)]
-        return load_full(self.conn, hits)
+        return load_full(self.conn, [v.id for v in self.views() if cues_may_fire(v.cues, units)])
+
+    def vetoed(self, units: list[Unit]) -> set[str]:
+        return {v.id for v in self.views() if cues_vetoed(v.cues, units)}
 
     def rank_pool(self) -> list[tuple[str, str, str, bool]]:
         from habitus.recall.source import load_texts
@@ -135,8 +149,9 @@ def _ranked(task: str, source: Source, method: str, intent: str | None) -> list[
     from habitus.recall.fills import fill_blanks
     from habitus.recall.negation import strip_negated
 
+    vetoed = source.vetoed(task_units(task))  # a `none` phrase in the task rules a workflow out here too
     pool = [(wf_id, text) for wf_id, wf_intent, text, only_if_asked in source.rank_pool()
-            if not only_if_asked and not (intent == "inspect" and wf_intent == "change")]
+            if not only_if_asked and wf_id not in vetoed and not (intent == "inspect" and wf_intent == "change")]
     ranked = rank_texts(task, pool, method=method)
     scores = dict(ranked)
     out = []

@@ -181,6 +181,11 @@ def cues_may_fire(cues: Cues, units: list[Unit]) -> bool:
     return any(first_occurring(cues.any, u.folded) and not first_occurring(cues.none, u.folded) for u in units)
 
 
+def cues_vetoed(cues: Cues, units: list[Unit]) -> bool:
+    """A `none` phrase occurs in some reading of the task."""
+    return bool(cues.none) and any(first_occurring(cues.none, u.folded) for u in units)
+
+
 def pick_by_cues(wf: Workflow, units: list[Unit]) -> CuePick | None:
     """The pick of `wf` for a task read as `units`, or None when no unit asks for it."""
     if not wf.cues.any:
