@@ -13,7 +13,7 @@ import pytest
 from habitus.bench.expense.agents import LLMAgent
 from habitus.bench.expense.runner import CONFIGS, run_episode
 from habitus.bench.expense.sweep import make_agent, run_sweep
-from habitus.bench.expense.tasks import generate_tasks
+from habitus.bench.expense.tasks import Difficulty, generate_tasks
 from habitus.llm.providers import get_provider
 from habitus.llm.types import NoModelConfigured
 
@@ -26,8 +26,8 @@ def stub_provider(base_url: str):
 
 def test_llm_agent_sweep_runs_end_to_end_against_the_stub(tmp_path: Path) -> None:
     with StubOpenAI() as stub:
-        result = run_sweep("llm", configs=["C2"], tools=["slim", "toolfix"], tasks=2, runs=1, seed=3,
-                           out_dir=tmp_path, provider=stub_provider(stub.base_url))
+        result = run_sweep("llm", configs=["C2"], tools=["slim", "toolfix"], tasks=1, runs=1, seed=3,
+                           out_dir=tmp_path, provider=stub_provider(stub.base_url), difficulty=Difficulty.level(0))
         requests = list(stub.requests)
     assert result.meta["scripted"] is False and result.meta["label"] == "LLM agent"
     assert all(e.complete and e.saved and e.line_accuracy == 1.0 for e in result.episodes)
@@ -44,7 +44,7 @@ def test_llm_agent_sweep_runs_end_to_end_against_the_stub(tmp_path: Path) -> Non
 
 
 def test_user_model_continues_an_llm_agent_that_stops_to_ask() -> None:
-    task = generate_tasks(1, seed=8)[0]
+    task = generate_tasks(1, seed=8, difficulty=Difficulty.level(0))[0]
     with StubOpenAI(ask_first=True) as stub:
         agent = LLMAgent(stub_provider(stub.base_url))
         no_user = run_episode(task, agent, CONFIGS["C1"], "toolfix")

@@ -156,10 +156,8 @@ def paired_difference(a: Sequence[float], b: Sequence[float], conf: float = 0.95
     if n >= 2:
         mean = interval.estimate
         sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-        if sd > 0:
-            p_t = _t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1)
-        else:
-            p_t = 1.0 if mean == 0 else 0.0
+        no_spread = 1.0 if mean == 0 else 0.0
+        p_t = _t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1) if sd > 0 else no_spread
     return PairedComparison(
         n=n,
         mean_a=fmean(float(x) for x in a),
