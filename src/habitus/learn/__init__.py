@@ -72,10 +72,17 @@ def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | 
     """
     from habitus.capture.subject import repo_subject
     from habitus.learn.feedback import apply_feedback
-    from habitus.learn.induce import induce
+    from habitus.learn.induce import carry_ids, induce
     from habitus.learn.records import record_from_trace
     from habitus.store import open_store
-    from habitus.store.memory import ensure_memory_schema, load_records, record_subjects, save_records, save_workflows
+    from habitus.store.memory import (
+        ensure_memory_schema,
+        load_records,
+        load_workflows,
+        record_subjects,
+        save_records,
+        save_workflows,
+    )
 
     started = time.perf_counter()
     repo_path = Path(repo).resolve() if repo is not None else None
@@ -119,6 +126,7 @@ def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | 
         records = load_records(conn, subj)
         report.records_total += len(records)
         workflows = induce(records, subj)
+        carry_ids(workflows, load_workflows(conn, subj, status=None))
         save_workflows(conn, subj, workflows)
         report.workflows.extend(workflows)
     report.subjects = subjects

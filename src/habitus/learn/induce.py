@@ -265,3 +265,30 @@ def induce(records: list[Record], subject: str | None = None) -> list[Workflow]:
         ids.add(wf.id)
         workflows.append(wf)
     return workflows
+
+
+def carry_ids(new: list[Workflow], old: list[Workflow]) -> None:
+    """Give a relearned workflow the id of the old one it continues (most shared source traces, at least half).
+
+    Ids stay stable while a group grows, so counters, hand-over logs and archiving keep applying.
+    """
+    taken: set[str] = set()
+    pairs = []
+    for i, wf in enumerate(new):
+        mine = {s.trace for s in wf.provenance.sources}
+        for prev in old:
+            theirs = {s.trace for s in prev.provenance.sources}
+            shared = len(mine & theirs)
+            if shared and shared * 2 >= min(len(mine), len(theirs)):
+                pairs.append((-shared / len(mine | theirs), i, prev.id))
+    for _, i, prev_id in sorted(pairs):
+        if prev_id in taken or new[i].extra.get("_carried"):
+            continue
+        taken.add(prev_id)
+        new[i].id = prev_id
+        new[i].extra["_carried"] = True
+    clash = {w.id for w in new if w.extra.get("_carried")}
+    for wf in new:
+        carried = wf.extra.pop("_carried", False)
+        if not carried and wf.id in clash:
+            wf.id = f"{wf.id}-{hashlib.sha1(wf.use_when.encode()).hexdigest()[:4]}"
