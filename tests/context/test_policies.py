@@ -274,3 +274,21 @@ def test_state_extractor_resolves_failures_that_later_succeeded_and_respects_its
     big = [m for i in range(200) for m in (call(i), result(i, json.dumps({f"field{i}": "x" * 50})))]
     capped = StateExtractorSummarizer(max_chars=500).summarize(find_pairs(big)).text
     assert len(capped) <= 500 and "field199" in capped  # most recent values first
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["full", "keep-last:3", "keep-last:3+summary:2", "keep-last:2+summary:-1", "compact:120:2", "clear-results:3",
+     "self-edit"],
+)
+def test_a_replay_with_shared_state_gives_the_same_contexts_as_fresh_calls(spec):
+    hist = history(25, user_every=4)
+    state = PolicyState()
+    for n in range(1, len(hist) + 1):
+        prefix = hist[:n]
+        replayed = apply_policy(spec, prefix, state=state)
+        fresh = apply_policy(spec, prefix)
+        assert replayed.messages == fresh.messages, (spec, n)
+        assert replayed.evicted_pairs == fresh.evicted_pairs, (spec, n)
+    # going back to a shorter history (not a prefix extension) still gives the fresh answer
+    assert apply_policy(spec, hist[:9], state=state).messages == apply_policy(spec, hist[:9]).messages

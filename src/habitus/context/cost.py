@@ -19,7 +19,7 @@ Prefixes are tracked in a trie of block keys, so one request costs O(blocks), no
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from habitus.context.tokens import count_tokens
@@ -111,108 +111,134 @@ class RequestCost:
         return self.input_tokens - self.cached_tokens - self.cache_write_tokens
 
 
-@dataclass
 class _Node:
-    children: dict[str, _Node] = field(default_factory=dict)
-    last_used: float = float("-inf")
-    entry: bool = False  # an explicit cache entry (breakpoint) ends here
-    depth_tokens: int = 0
-    text: str = ""
+    """A trie node: one block after the path that leads to it."""
+
+    __slots__ = ("children", "last_used", "entry", "text")
+
+    def __init__(self, text: str = "") -> None:
+        self.children: dict[str, _Node] = {}
+        self.last_used = float("-inf")
+        self.entry = False  # an explicit cache entry (breakpoint) ends here
+        self.text = text
+
+
+def common_prefix_len(a: list[Any] | str, b: list[Any] | str) -> int:
+    """Length of the common prefix of two sequences, by binary search on slice equality (C-speed compares)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while lo < hi:  # invariant: a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 class PrefixCache:
-    """The simulated prompt cache of one session under one policy; feed it requests in time order."""
+    """The simulated prompt cache of one session under one policy; feed it requests in time order.
+
+    The previous request's trie path is kept, so a request that extends it (the usual case) only
+    walks its new blocks.
+    """
 
     def __init__(self, rules: CacheRules) -> None:
         self.rules = rules
         self.root = _Node()
-
-    def _fresh(self, node: _Node, at: float) -> bool:
-        return at - node.last_used <= self.rules.ttl_s
+        self._keys: list[str] = []
+        self._path: list[_Node] = []
+        self._depths: list[int] = []  # cumulative tokens along the previous path
+        self._at = float("-inf")
+        self._refreshed = False  # automatic mode: the previous path was refreshed at self._at
 
     def request(self, blocks: list[Block], at: float, output_tokens: int = 0, system_blocks: int = 0) -> RequestCost:
         """Simulate one request sent at time `at` (seconds); returns its tokens and cost."""
-        total = sum(b.tokens for b in blocks)
+        keys = [b.key for b in blocks]
+        k = common_prefix_len(keys, self._keys) if self._keys else 0
+        path = self._path[:k]
+        depths = self._depths[:k]
+        node = path[-1] if path else self.root
+        depth = depths[-1] if depths else 0
+        # extend the path through nodes that exist already, then create the rest
+        matched_nodes = k
+        for block in blocks[k:]:
+            child = node.children.get(block.key)
+            if child is None:
+                break
+            node, depth = child, depth + block.tokens
+            path.append(child)
+            depths.append(depth)
+            matched_nodes += 1
+        for block in blocks[matched_nodes:]:
+            child = node.children[block.key] = _Node(block.text)
+            node, depth = child, depth + block.tokens
+            path.append(child)
+            depths.append(depth)
+        total = depths[-1] if depths else 0
         if self.rules.mode == "explicit":
-            cached, written = self._explicit(blocks, at, total, system_blocks)
+            cached, written = self._explicit(path, depths, matched_nodes, at, total, system_blocks)
         elif self.rules.mode == "automatic":
-            cached, written = self._automatic(blocks, at, total), 0
+            cached, written = self._automatic(blocks, path, depths, k, matched_nodes, at, total), 0
         else:
             cached, written = 0, 0
+        self._keys, self._path, self._depths, self._at = keys, path, depths, at
         result = RequestCost(input_tokens=total, cached_tokens=cached, cache_write_tokens=written,
                              output_tokens=output_tokens)
         result.cost = price_request(self.rules, result)
         return result
 
-    def _automatic(self, blocks: list[Block], at: float, total: int) -> int:
-        node, matched, diverged_at = self.root, 0, len(blocks)
-        for i, block in enumerate(blocks):
-            child = node.children.get(block.key)
-            if child is None or not self._fresh(child, at):
-                diverged_at = i
-                break
-            node, matched = child, matched + block.tokens
-        if diverged_at < len(blocks):
-            matched += self._partial(node, blocks[diverged_at], at)
-        # write / refresh the whole prompt (OpenAI caches every prompt above the minimum)
-        if total >= self.rules.min_prefix:
-            self._insert(blocks, at, mark_entry=False)
+    def _automatic(self, blocks: list[Block], path: list[_Node], depths: list[int], k: int, existing: int,
+                   at: float, total: int) -> int:
+        ttl = self.rules.ttl_s
+        # the shared part with the previous request is fresh as a whole when that request refreshed it in time
+        fresh = k if (self._refreshed and at - self._at <= ttl) else 0
+        while fresh < existing and at - path[fresh].last_used <= ttl:
+            fresh += 1
+        matched = depths[fresh - 1] if fresh else 0
+        if fresh < len(blocks):
+            parent = path[fresh - 1] if fresh else self.root
+            matched += self._partial(parent, blocks[fresh], at)
+        self._refreshed = total >= self.rules.min_prefix
+        if self._refreshed:  # OpenAI caches every prompt above the minimum: write / refresh the whole path
+            for node in path:
+                node.last_used = at
         if matched < self.rules.min_prefix:
             return 0
         return self.rules.min_prefix + (matched - self.rules.min_prefix) // OPENAI_INCREMENT * OPENAI_INCREMENT
 
-    def _partial(self, node: _Node, block: Block, at: float) -> int:
+    def _partial(self, parent: _Node, block: Block, at: float) -> int:
         """Tokens shared at the start of the first differing block with a fresh sibling (automatic mode)."""
         if not block.text:
             return 0
-        best = ""
-        fresh = [c for c in node.children.values() if c.text and self._fresh(c, at)]
+        best = 0
+        fresh = [c for c in parent.children.values() if c.text and at - c.last_used <= self.rules.ttl_s]
         for child in sorted(fresh, key=lambda c: c.last_used, reverse=True)[:8]:
-            n, limit = 0, min(len(child.text), len(block.text))
-            while n < limit and child.text[n] == block.text[n]:
-                n += 1
-            if n > len(best):
-                best = block.text[:n]
+            if child.text is not block.text:
+                best = max(best, common_prefix_len(child.text, block.text))
         # the last token of a shared string may continue differently, so it does not count
-        return max(0, count_tokens(best) - 1) if best else 0
+        return max(0, count_tokens(block.text[:best]) - 1) if best else 0
 
-    def _explicit(self, blocks: list[Block], at: float, total: int, system_blocks: int) -> tuple[int, int]:
-        node, depth, hit_node, hit = self.root, 0, None, 0
-        for block in blocks:
-            child = node.children.get(block.key)
-            if child is None:
+    def _explicit(self, path: list[_Node], depths: list[int], existing: int, at: float, total: int,
+                  system_blocks: int) -> tuple[int, int]:
+        ttl = self.rules.ttl_s
+        hit = 0
+        for i in range(existing - 1, -1, -1):  # the deepest fresh entry on the matched path
+            node = path[i]
+            if node.entry and at - node.last_used <= ttl:
+                node.last_used = at  # a hit refreshes the entry's TTL
+                hit = depths[i]
                 break
-            node, depth = child, depth + block.tokens
-            if child.entry and self._fresh(child, at):
-                hit_node, hit = child, depth
-        if hit_node is not None:
-            hit_node.last_used = at  # a hit refreshes the entry's TTL
-        breakpoints = {len(blocks)}
-        if 0 < system_blocks < len(blocks):
-            breakpoints.add(system_blocks)
         written_to = hit
-        node, depth = self.root, 0
-        for i, block in enumerate(blocks, start=1):
-            child = node.children.get(block.key)
-            if child is None:
-                child = node.children[block.key] = _Node(depth_tokens=depth + block.tokens, text=block.text)
-            node, depth = child, depth + block.tokens
-            if i in breakpoints and depth >= self.rules.min_prefix and depth > hit:
-                if not (node.entry and self._fresh(node, at)):
-                    written_to = max(written_to, depth)
-                node.entry, node.last_used = True, at
+        for i in {len(path) - 1, system_blocks - 1}:
+            if i < 0 or i >= len(path) or depths[i] < self.rules.min_prefix or depths[i] <= hit:
+                continue
+            node = path[i]
+            if not (node.entry and at - node.last_used <= ttl):
+                written_to = max(written_to, depths[i])
+            node.entry, node.last_used = True, at
         return hit, max(0, min(total, written_to) - hit)
-
-    def _insert(self, blocks: list[Block], at: float, mark_entry: bool) -> None:
-        node, depth = self.root, 0
-        for block in blocks:
-            child = node.children.get(block.key)
-            depth += block.tokens
-            if child is None:
-                child = node.children[block.key] = _Node(depth_tokens=depth, text=block.text)
-            child.last_used = at
-            child.entry = child.entry or mark_entry
-            node = child
 
 
 def price_request(rules: CacheRules, req: RequestCost) -> float | None:

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from habitus.context.incremental import compaction_boundary, render_prefix
 from habitus.context.summarize import StateExtractorSummarizer, Summarizer, Summary, ToolPair
 from habitus.context.tokens import count_message_tokens
 from habitus.core.trace import Usage
@@ -88,6 +89,18 @@ class PolicyState:
     token_memo: dict[int, tuple[dict[str, Any], int]] = field(default_factory=dict)
 
     derived_memo: dict[tuple[int, str], tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    memo: dict[str, dict[str, Any]] = field(default_factory=dict)  # incremental render / compaction progress
+    pair_digests: dict[int, tuple[ToolPair, bytes]] = field(default_factory=dict)
+
+    def pair_digest(self, pair: ToolPair) -> bytes:
+        """Content digest of one pair (memoized by identity; pairs are frozen)."""
+        hit = self.pair_digests.get(id(pair))
+        if hit is not None and hit[0] is pair:
+            return hit[1]
+        text = f"\x00{pair.call_id}\x00{pair.name}\x00{pair.arguments}\x00{pair.result}"
+        digest = hashlib.blake2b(text.encode("utf-8", errors="replace"), digest_size=16).digest()
+        self.pair_digests[id(pair)] = (pair, digest)
+        return digest
 
     def derived(self, message: Any, variant: str, make: Any) -> dict[str, Any]:
         """The same derived message object (placeholder, stripped copy) for the same source message and variant.
@@ -193,10 +206,9 @@ def find_pairs(history: list[dict[str, Any]]) -> list[ToolPair]:
     return [ToolPair(index=n, **rec) for n, rec in enumerate(calls)]
 
 
-def _cache_key(summarizer: Summarizer, pairs: list[ToolPair]) -> str:
+def _cache_key(summarizer: Summarizer, pairs: list[ToolPair], state: PolicyState) -> str:
     digest = hashlib.sha256(getattr(summarizer, "name", type(summarizer).__name__).encode())
-    for p in pairs:
-        digest.update(f"\x00{p.call_id}\x00{p.name}\x00{p.arguments}\x00{p.result}".encode())
+    digest.update(b"".join([state.pair_digest(p) for p in pairs]))
     return digest.hexdigest()
 
 
@@ -208,7 +220,7 @@ class _Summaries:
         self.usage, self.calls = Usage(), 0
 
     def get(self, pairs: list[ToolPair]) -> Summary:
-        key = _cache_key(self.summarizer, pairs)
+        key = _cache_key(self.summarizer, pairs, self.state)
         hit = self.state.summaries.get(key)
         if hit is None:
             hit = self.summarizer.summarize(pairs)
@@ -246,43 +258,6 @@ def _self_edits(pairs: list[ToolPair]) -> tuple[set[int], dict[int, str]]:
     return dropped, replaced
 
 
-def _compaction_boundary(
-    history: list[dict[str, Any]], pairs: list[ToolPair], policy: Policy, summaries: _Summaries, base_tokens: int = 0
-) -> int:
-    """How many leading pairs the compaction policy has summarized, replaying the run pair by pair."""
-    state = summaries.state
-    result_pair = {p.result_message: p for p in pairs if p.result_message is not None}
-    calls_of: dict[int, list[int]] = {}
-    for p in pairs:
-        calls_of.setdefault(p.call_message, []).append(p.index)
-    # Tokens per pair (its share of the call message, plus its result) and of everything else.
-    pair_tokens = [0] * len(pairs)
-    checkpoints: list[tuple[int, int]] = []  # (pairs completed, non-pair tokens so far)
-    other = base_tokens
-    for i, msg in enumerate(history):
-        tokens = state.message_tokens(msg)
-        if i in result_pair:
-            pair_tokens[result_pair[i].index] += tokens
-            checkpoints.append((result_pair[i].index + 1, other))
-        elif i in calls_of:
-            idx = calls_of[i]
-            share = tokens // len(idx)
-            for j in idx:
-                pair_tokens[j] += share
-            other += tokens - share * len(idx)
-        else:
-            other += tokens
-    checkpoints.append((len(pairs), other))
-    boundary, summary_tokens = 0, 0
-    for completed, other_tokens in checkpoints:
-        context = other_tokens + summary_tokens + sum(pair_tokens[boundary:completed])
-        if context > policy.threshold and completed - policy.keep > boundary:
-            boundary = completed - policy.keep
-            summary = summaries.get(pairs[:boundary])
-            summary_tokens = state.message_tokens(_summary_message(summary, boundary))
-    return boundary
-
-
 def apply_policy(
     policy: Policy | str,
     history: list[dict[str, Any]],
@@ -302,37 +277,42 @@ def apply_policy(
     state = state if state is not None else PolicyState()
     summaries = _Summaries(summarizer or StateExtractorSummarizer(), state)
     pairs = find_pairs(history) if pairs is None else pairs
-    evicted: set[int] = set()
-    cleared: set[int] = set()
-    replaced: dict[int, str] = {}
+    memo = state.memo.setdefault(str(pol), {})
     summarized: list[ToolPair] = []
+    cut, mode = 0, "evict"
     if pol.kind == "keep-last":
         cut = max(0, len(pairs) - pol.keep)
-        evicted = set(range(cut))
         window = pol.summary_window
         if window and cut:
             summarized = pairs[:cut] if window < 0 else pairs[max(0, cut - window) : cut]
     elif pol.kind == "clear-results":
-        cut = max(0, len(pairs) - pol.keep)
-        cleared = {p.index for p in pairs[:cut] if p.result is not None}
+        cut, mode = max(0, len(pairs) - pol.keep), "clear"
     elif pol.kind == "compact":
-        boundary = _compaction_boundary(history, pairs, pol, summaries, base_tokens)
-        evicted = set(range(boundary))
-        summarized = pairs[:boundary]
+
+        def summary_tokens(boundary: int) -> int:
+            summary = summaries.get(pairs[:boundary])
+            return state.message_tokens(_summary_view(state, summary, boundary))
+
+        cut = compaction_boundary(memo.setdefault("scan", {}), history, pairs, pol.threshold, pol.keep, base_tokens,
+                                  state.message_tokens, summary_tokens)
+        summarized = pairs[:cut]
     elif pol.kind == "self-edit":
         evicted, replaced = _self_edits(pairs)
+        messages = _render(history, pairs, evicted, set(), replaced, {}, state)
+        return ContextView(messages=messages, evicted_pairs=sorted(evicted | set(replaced)))
     elif pol.kind != "full":
         raise PolicyError(f"unknown context policy kind {pol.kind!r}")
 
     inserts: dict[int, dict[str, Any]] = {}
     if summarized:
-        summary = summaries.get(summarized)
-        n = len(summarized)
-        inserts[summarized[0].call_message] = state.derived(
-            summary, f"summary:{n}", lambda: _summary_message(summary, n)
-        )
-    messages = _render(history, pairs, evicted, cleared, replaced, inserts, state)
-    gone = sorted(evicted | cleared | set(replaced))
+        inserts[summarized[0].call_message] = _summary_view(state, summaries.get(summarized), len(summarized))
+    messages = render_prefix(memo.setdefault("render", {}), history, pairs, cut, mode, inserts, state.derived,
+                             lambda p: CLEARED_PLACEHOLDER.format(name=p.name))
+    gone = [p.index for p in pairs[:cut] if p.result is not None] if mode == "clear" else list(range(cut))
+    if messages is None:  # an irregular layout: render message by message
+        evicted = set(gone) if mode == "evict" else set()
+        cleared = set(gone) if mode == "clear" else set()
+        messages = _render(history, pairs, evicted, cleared, {}, inserts, state)
     return ContextView(
         messages=messages,
         evicted_pairs=gone,
@@ -340,6 +320,11 @@ def apply_policy(
         summarizer_calls=summaries.calls,
         summarized_pairs=[p.index for p in summarized],
     )
+
+
+def _summary_view(state: PolicyState, summary: Summary, n: int) -> dict[str, Any]:
+    """The summary message for `n` pairs; the same object for the same summary (replays memoize by identity)."""
+    return state.derived(summary, f"summary:{n}", lambda: _summary_message(summary, n))
 
 
 def _render(
@@ -354,10 +339,6 @@ def _render(
     """Rebuild the message list; unchanged messages are the same objects (cache simulation relies on it)."""
     if not (evicted or cleared or replaced or inserts):
         return list(history)
-    if not (cleared or replaced) and evicted == set(range(len(evicted))):
-        fast = _render_evicted_prefix(history, pairs, len(evicted), inserts, state)
-        if fast is not None:
-            return fast
     by_result = {p.result_message: p for p in pairs if p.result_message is not None}
     calls_of: dict[int, list[ToolPair]] = {}
     for p in pairs:
@@ -395,37 +376,6 @@ def _render(
             out.append(state.derived(msg, variant, make))
             continue
         out.append(msg)
-    return out
-
-
-def _render_evicted_prefix(
-    history: list[dict[str, Any]],
-    pairs: list[ToolPair],
-    cut: int,
-    inserts: dict[int, dict[str, Any]],
-    state: PolicyState,
-) -> list[dict[str, Any]] | None:
-    """Fast path when the oldest `cut` pairs are evicted whole and no message mixes evicted and kept calls."""
-    if cut == len(pairs):
-        cut_msg = len(history)
-    else:
-        cut_msg = pairs[cut].call_message
-        if cut and pairs[cut - 1].call_message == cut_msg:
-            return None  # a message holds both an evicted and a kept call
-        if any(p.result_message is not None and p.result_message > cut_msg for p in pairs[:cut]):
-            return None  # an evicted result sits after the first kept call
-    paired = {p.call_message for p in pairs[:cut]}
-    paired.update(p.result_message for p in pairs[:cut] if p.result_message is not None)
-    out: list[dict[str, Any]] = []
-    for i in range(cut_msg):
-        if i in inserts:
-            out.append(inserts[i])
-        if i not in paired:
-            out.append(history[i])
-        elif history[i].get("content") and history[i].get("role") == "assistant":
-            msg = history[i]
-            out.append(state.derived(msg, "calls:", lambda m=msg: {k: v for k, v in m.items() if k != "tool_calls"}))
-    out.extend(history[cut_msg:])
     return out
 
 

@@ -12,11 +12,12 @@ simulated) and added as one fixed block in front of every request, under every p
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus.context.cost import Block, CacheRules, PrefixCache, rules_for_model
+from habitus.context.cost import Block, CacheRules, PrefixCache, common_prefix_len, rules_for_model
 from habitus.context.policies import PolicyState, apply_policy, find_pairs, parse_policy
 from habitus.context.replay import ReplayRequest, argument_values, history_from_trace, salient_values
 from habitus.context.summarize import Summarizer, ToolPair
@@ -160,9 +161,9 @@ def _reasoning_tokens(trace: Trace, messages: list[dict[str, Any]], requests: li
     return extra
 
 
-def _prefix_pairs(pairs: list[ToolPair], n: int) -> list[ToolPair]:
+def _prefix_pairs(pairs: list[ToolPair], call_messages: list[int], n: int) -> list[ToolPair]:
     """The pairs of history[:n]: calls before n, results only where they came before n."""
-    out = [p for p in pairs if p.call_message < n]
+    out = pairs[: bisect_left(call_messages, n)]
     for i in range(len(out) - 1, -1, -1):
         p = out[i]
         if p.result_message is not None and p.result_message >= n:
@@ -295,11 +296,18 @@ def _replay(
     calls_by_message: dict[int, list[ToolPair]] = {}
     for p in pairs:
         calls_by_message.setdefault(p.call_message, []).append(p)
+    call_messages = [p.call_message for p in pairs]
+    previous: list[dict[str, Any]] = []
+    previous_blocks: list[Block] = []
     for req in requests:
         history = _history_at(messages, req)
-        req_pairs = _prefix_pairs(pairs, req.n_messages) if req.history_base == 0 else None
+        req_pairs = _prefix_pairs(pairs, call_messages, req.n_messages) if req.history_base == 0 else None
         view = apply_policy(policy, history, summarizer=summarizer, state=state, pairs=req_pairs, base_tokens=hidden)
-        request_blocks = prefix + [blocks.of(m) for m in view.messages]
+        # most requests extend the previous one: reuse its blocks for the shared messages
+        same = common_prefix_len(view.messages, previous) if previous else 0
+        message_blocks = previous_blocks[:same] + [blocks.of(m) for m in view.messages[same:]]
+        previous, previous_blocks = view.messages, message_blocks
+        request_blocks = prefix + message_blocks
         system_blocks = len(prefix) + next(
             (i for i, m in enumerate(view.messages) if m.get("role") != "system"), len(view.messages)
         )
@@ -321,12 +329,17 @@ def _replay(
         elif result.summarizer_cost is not None:
             result.summarizer_cost += view.summary_usage.cost or 0.0
         if view.evicted_pairs and req.history_base == 0:
-            _dependency_loss(result, req, view, calls_by_message.get(req.n_messages, []), index)
+            _dependency_loss(result, req, view, message_blocks, calls_by_message.get(req.n_messages, []), index)
     return result
 
 
 def _dependency_loss(
-    result: PolicyResult, req: ReplayRequest, view: Any, calls: list[ToolPair], index: dict[str, list[int]]
+    result: PolicyResult,
+    req: ReplayRequest,
+    view: Any,
+    message_blocks: list[Block],
+    calls: list[ToolPair],
+    index: dict[str, list[int]],
 ) -> None:
     """Count this response's tool calls that use a value seen only in outputs the policy evicted."""
     evicted = set(view.evicted_pairs)
@@ -338,7 +351,7 @@ def _dependency_loss(
             if not sources or not all(i in evicted for i in sources):
                 continue
             if visible_text is None:
-                visible_text = "\n".join(message_text(m) for m in view.messages)
+                visible_text = "\n".join(b.text for b in message_blocks)
             if value not in visible_text:
                 lost_value = value
                 break

@@ -1,0 +1,73 @@
+"""Benchmark: simulate a synthetic 1,000-request tool-using session under 5 context policies.
+
+Target (issue 7): <= 5 s for the whole simulation on one core (wall and CPU time are printed:
+on a shared machine wall time includes waiting for the CPU). The session is synthetic and seeded:
+one system prompt, a user task, then 1,000 responses each making one tool call whose JSON output is
+60-1,200 characters (records with ids, paths and amounts), a user turn every 100 calls, 20 s between
+requests (so caches stay warm). Prints wall time per model and the per-policy figures.
+
+    .venv/bin/python benchmarks/bench_context.py [--requests 1000] [--model claude-sonnet-4-5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from datetime import UTC, datetime, timedelta
+
+from habitus.context.simulate import simulate
+from habitus.context.tokens import tokenizer_name
+from habitus.core.trace import Step, StepKind, ToolCall, Trace
+
+POLICIES = ["full", "keep-last:5", "keep-last:5+summary:3", "compact:50000", "clear-results:5"]
+
+
+def synthetic_session(requests: int, seed: int = 7) -> Trace:
+    rng = random.Random(seed)
+    start = datetime(2025, 6, 1, tzinfo=UTC)
+    steps = [Step(kind=StepKind.SYSTEM, text="You are an operations agent. " * 40),
+             Step(kind=StepKind.USER, text="Reconcile this month's invoices and file the discrepancies.")]
+    ids: list[str] = []
+    for i in range(requests):
+        at = (start + timedelta(seconds=20 * i)).isoformat()
+        if i and i % 100 == 0:
+            steps.append(Step(kind=StepKind.USER, text=f"Checkpoint {i}: keep going.", timestamp=at))
+        new_id = f"INV-{rng.randrange(10**6, 10**7)}"
+        ids.append(new_id)
+        use = rng.choice(ids[-50:])  # later calls reuse ids seen in earlier outputs
+        rows = [{"id": f"INV-{rng.randrange(10**6, 10**7)}", "amount": round(rng.uniform(1, 5000), 2),
+                 "path": f"/data/invoices/2025/{rng.randrange(1, 13):02d}/{rng.randrange(1000)}.pdf",
+                 "status": rng.choice(["open", "paid", "disputed"])} for _ in range(rng.randrange(0, 8))]
+        output = json.dumps({"invoice": {"id": new_id, "total": round(rng.uniform(10, 9000), 2)}, "related": rows})
+        call = ToolCall(name=rng.choice(["get_invoice", "search_ledger", "file_discrepancy"]),
+                        input={"invoice_id": use, "page": i % 7}, call_id=f"call_{i}", output=output)
+        steps.append(Step(kind=StepKind.TOOL, tool=call, timestamp=at))
+    steps.append(Step(kind=StepKind.ASSISTANT, text="Done: discrepancies filed."))
+    return Trace(id=f"synthetic-{requests}", source_format="chat", agent="synthetic", model="gpt-5", steps=steps)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--model", action="append", default=None)
+    args = parser.parse_args()
+    trace = synthetic_session(args.requests)
+    print(f"tokenizer: {tokenizer_name()}; session: {args.requests} tool calls; policies: {', '.join(POLICIES)}")
+    for model in args.model or ["gpt-5", "claude-sonnet-4-5"]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        report = simulate(trace, POLICIES, model, hidden_prefix=8000)
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+        verdict = "OK" if elapsed <= 5.0 else "OVER TARGET"
+        print(f"\n{model} ({report.rules.mode} caching): {report.requests} requests x {len(POLICIES)} policies "
+              f"in {elapsed:.2f} s wall, {cpu:.2f} s CPU (target <= 5 s: {verdict})")
+        print(f"{'policy':24} {'input':>12} {'hit':>5} {'total $':>9} {'peak':>9} {'sum calls':>9} {'dep loss':>8}")
+        for r in report.results:
+            total = "n/a" if r.total_cost is None else f"{r.total_cost:.2f}"
+            print(f"{r.policy:24} {r.input_tokens:12,} {r.cache_hit_rate:5.0%} {total:>9} {r.peak_context:9,} "
+                  f"{r.summarizer_calls:9} {r.dependency_loss:8}")
+
+
+if __name__ == "__main__":
+    main()
