@@ -249,6 +249,8 @@ def _render_proposal(d: dict[str, Any], applied: bool) -> None:
         _say(f"quarantined (instruction-like: {q['matched']!r}): {q['text']}")
     for h in d["held"][:10]:
         _say(f"held ({h['reason']}): {h['text']}")
+    if d["unsupported"]:
+        _say(f"{d['unsupported']} candidate(s) without harm evidence or recurrence left out")
     if d["diff"]:
         _say(d["diff"].rstrip())
     if not d["additions"] and not d["removals"]:

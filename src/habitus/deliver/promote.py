@@ -59,6 +59,7 @@ class Proposal:
     held: list[dict[str, Any]] = field(default_factory=list)
     quarantined: list[dict[str, Any]] = field(default_factory=list)
     rejected_now: list[Rule] = field(default_factory=list)  # promoted rules a person deleted
+    unsupported: int = 0  # single candidates with neither harm evidence nor recurrence (not listed one by one)
     new_text: str = ""
     diff: str = ""
     budget: Budget = field(default_factory=Budget)
@@ -71,7 +72,8 @@ class Proposal:
         lines, chars = block_size([r.lines for r in self.current])
         return {"target": str(self.target), "additions": [a.to_dict() for a in self.additions],
                 "removals": [r.to_dict() for r in self.removals], "held": self.held,
-                "quarantined": self.quarantined, "rejected_now": [r.to_dict() for r in self.rejected_now],
+                "quarantined": self.quarantined, "unsupported": self.unsupported,
+                "rejected_now": [r.to_dict() for r in self.rejected_now],
                 "block": {"rules": len(self.current), "lines": lines, "chars": chars,
                           "max_lines": self.budget.max_lines, "max_chars": self.budget.max_chars},
                 "diff": self.diff}
@@ -231,6 +233,8 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
         if reason:
             if ev["tokens_cost"] or ev["failures"] or len(members) > 1 or reason.startswith(("already", "matches")):
                 proposal.held.append({"text": rule_text, "reason": reason, "evidence": ev})
+            else:
+                proposal.unsupported += 1
             continue
         admitted.append((_score(ev), rule, members))
 
