@@ -29,6 +29,10 @@ def configured_method() -> str:
     """`bm25`, `embedding` or `off`, from the environment, then the config file."""
     value = os.environ.get("HABITUS_RECALL_FALLBACK")
     if not value:
+        from habitus.store.home import habitus_home
+
+        if not (habitus_home() / "config.toml").is_file():  # skip importing the config reader on the hook path
+            return "bm25"
         try:
             from habitus.llm.config import config_path, get_value, load_config
 

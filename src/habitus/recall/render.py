@@ -11,11 +11,13 @@ the budget. Pure functions over `SelectedWorkflow`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.workflow import Workflow
 from habitus.recall.fills import apply_fills, blank_name, blanks_in
-from habitus.recall.validate import StepState, Validation
+
+if TYPE_CHECKING:
+    from habitus.recall.validate import StepState, Validation
 
 DEFAULT_BUDGETS = {"claude": 9_800, "codex": 4_000}
 _EXCERPT_LEVELS = (6, 4, 3, 2, 1, 0)
