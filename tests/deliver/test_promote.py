@@ -178,3 +178,23 @@ def test_broken_markers_are_an_error_and_leave_the_file(tmp_path: Path) -> None:
     with pytest.raises(BlockError):
         propose(connect(), target, candidates=[])
     assert target.read_text() == f"x\n{BEGIN}\n- a\n"
+
+
+def test_rule_whose_trigger_left_the_last_k_sessions_is_replaced_first(repo: Path) -> None:
+    conn = connect()
+    subject = repo_subject(repo)
+    save_records(conn, [Record(trace_id=f"r{i}", subject=subject, session_id=f"new{i}", date=f"2026-11-2{i}")
+                        for i in range(3)] + [Record(trace_id="o1", subject=subject, session_id="old1",
+                                                     date="2026-01-01")])
+    target = repo / "AGENTS.md"
+    old = Candidate(id="a", text="Clear the webpack cache after upgrading loaders.", source="pitfall",
+                    session_ids={"old1", "old2"}, tokens_cost=9000)
+    new = Candidate(id="b", text="Seed the fixtures before running the e2e suite.", source="pitfall",
+                    session_ids={"new0", "new1"}, tokens_cost=100)
+    budget = Budget(max_lines=1)
+    apply(conn, propose(conn, target, subject=subject, candidates=[old], budget=budget))
+    kept = propose(conn, target, subject=subject, candidates=[old, new], budget=budget, stale_after_sessions=0)
+    assert kept.additions == []  # without recency, the old rule's stronger evidence keeps its place
+    swap = propose(conn, target, subject=subject, candidates=[old, new], budget=budget, stale_after_sessions=3)
+    assert [a.rule.text for a in swap.additions] == [new.text]
+    assert [r.text for r in swap.removals] == [old.text]

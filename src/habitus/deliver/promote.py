@@ -180,7 +180,8 @@ def _current_rules(text: str, states: dict[str, Rule]) -> list[Rule]:
 
 def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = None,
             candidates: list[Candidate] | None = None, budget: Budget | None = None, min_sessions: int = 2,
-            refine_manifest: Path | None = None, record_rejections: bool = True) -> Proposal:
+            refine_manifest: Path | None = None, record_rejections: bool = True,
+            stale_after_sessions: int = 20) -> Proposal:
     """Proposals for the target's rules block (reads the store; records rules a person deleted as rejected)."""
     budget = budget or Budget()
     text = target.read_text(encoding="utf-8") if target.exists() else ""
@@ -238,7 +239,7 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
             continue
         admitted.append((_score(ev), rule, members))
 
-    _fill(proposal, admitted, candidates)
+    _fill(proposal, admitted, candidates, recent_sessions(conn, subject, stale_after_sessions))
     kept = [r for r in current if r not in proposal.removals]
     final = [r.lines for r in kept] + [a.rule.lines for a in proposal.additions]
     proposal.new_text = replace_block(text, final) if proposal.changes else text
@@ -248,19 +249,45 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
     return proposal
 
 
-def _live_score(rule: Rule, candidates: list[Candidate]) -> float:
-    """A promoted rule's score from today's evidence; 0 when its trigger no longer recurs in memory."""
+def recent_sessions(conn: sqlite3.Connection, subject: str | None, k: int) -> set[str]:
+    """The K most recent distinct sessions of a repo's records (empty when none are known)."""
+    from habitus.store.memory import ensure_memory_schema
+
+    if subject is None or k <= 0:
+        return set()
+    ensure_memory_schema(conn)
+    out: list[str] = []
+    for row in conn.execute("SELECT coalesce(session_id, trace_id) FROM learn_records WHERE root = ?"
+                            " ORDER BY date DESC, trace_id DESC", (subject.split("@", 1)[0],)):
+        if row[0] not in out:
+            out.append(row[0])
+            if len(out) >= k:
+                break
+    return set(out)
+
+
+def _live_score(rule: Rule, candidates: list[Candidate], recent: set[str]) -> float:
+    """A promoted rule's score from today's evidence; 0 when its trigger no longer recurs.
+
+    No longer recurring: no candidate matches it any more, or (when recent sessions are known and
+    its evidence names sessions) none of its sessions is among the last K sessions of the repo.
+    """
     rt = terms(rule.text)
     members = [c for c in candidates if similar(rt, terms(c.text))]
-    return _score(_merge_evidence(members)) if members else 0.0
+    if not members:
+        return 0.0
+    seen = {s for m in members for s in m.session_ids}
+    if recent and seen and not seen & recent:
+        return 0.0
+    return _score(_merge_evidence(members))
 
 
 def _fill(proposal: Proposal, admitted: list[tuple[float, Rule, list[Candidate]]],
-          candidates: list[Candidate]) -> None:
+          candidates: list[Candidate], recent: set[str]) -> None:
     """Add admitted rules by score; when the budget is exceeded pair each with lower-scored removals."""
     budget = proposal.budget
-    removable = sorted(((_live_score(r, candidates), r) for r in proposal.current if r.state == "promoted"),
-                       key=lambda p: p[0])
+    removable = sorted(((_live_score(r, candidates, recent), r) for r in proposal.current
+                        if r.state == "promoted"), key=lambda p: p[0])
     block = [r.lines for r in proposal.current]
     for score, rule, members in sorted(admitted, key=lambda a: -a[0]):
         trial = block + [rule.lines]
