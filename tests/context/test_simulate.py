@@ -11,6 +11,8 @@ from habitus.context.replay import argument_values, history_from_trace, salient_
 from habitus.context.simulate import simulate
 from habitus.core.trace import Step, StepKind, ToolCall, Trace, Usage
 
+from .stub_chat import stub_chat_server
+
 
 def tool(name: str, args: dict, output: str, cid: str, usage: Usage | None = None, at: int = 0) -> Step:
     return Step(kind=StepKind.TOOL, tool=ToolCall(name=name, input=args, call_id=cid, output=output),
@@ -119,7 +121,7 @@ def test_summarizer_calls_and_cost_are_counted_and_part_of_the_total():
     assert result.summarizer_input_tokens == 5000 and result.summarizer_output_tokens == 250
     assert result.summarizer_cost == pytest.approx(0.05)
     assert result.total_cost == pytest.approx(result.cost + 0.05)
-    assert report.to_dict()["results"][0]["total_cost"] == pytest.approx(result.cost + 0.05)
+    assert report.to_dict()["results"][0]["total_cost"] == pytest.approx(result.cost + 0.05, abs=1e-6)
 
 
 def test_recorded_usage_is_compared_with_the_calibrated_hidden_prefix():
@@ -145,21 +147,29 @@ def test_unknown_model_reports_tokens_without_cost():
     assert any("no price" in n for n in report.notes)
 
 
-class NoModelProvider:
-    """Behaves like habitus.llm's provider `none`: every chat raises NoModelConfigured."""
-
-    def chat(self, messages, **_):
-        from habitus.llm.types import NoModelConfigured
-
-        raise NoModelConfigured("no model configured")
-
-
 def test_llm_summarizer_falls_back_to_the_state_extractor_without_a_model():
-    summarizer = LLMSummarizer(NoModelProvider(), fallback=StateExtractorSummarizer())
+    from habitus.llm.providers import get_provider
+    from habitus.llm.types import NoModelConfigured
+
+    summarizer = LLMSummarizer(get_provider("none"), fallback=StateExtractorSummarizer())
     report = simulate(order_trace(), ["keep-last:1+summary:-1"], "gpt-4o", summarizer=summarizer)
     assert summarizer.fallbacks == report.results[0].summarizer_calls > 0
     assert report.results[0].dependency_loss == 0
-    from habitus.llm.types import NoModelConfigured
-
     with pytest.raises(NoModelConfigured):
-        simulate(order_trace(), ["keep-last:1+summary:-1"], "gpt-4o", summarizer=LLMSummarizer(NoModelProvider()))
+        simulate(order_trace(), ["keep-last:1+summary:-1"], "gpt-4o", summarizer=LLMSummarizer(get_provider("none")))
+
+
+def test_llm_summarizer_through_a_real_provider_counts_its_tokens_and_cost():
+    from habitus.llm.providers import Budget, get_provider
+
+    with stub_chat_server("State: order ORD-778812 found, total 19.99; refund still open.") as stub:
+        provider = get_provider("openai", model="gpt-4o", base_url=stub.url + "/v1", api_key="sk-stub",
+                                budget=Budget(), cache=False)
+        report = simulate(order_trace(), ["keep-last:1+summary:-1"], "gpt-4o", summarizer=LLMSummarizer(provider))
+    result = report.results[0]
+    assert result.summarizer_calls == len(stub.requests) == 5
+    assert "find_orders" in stub.requests[0]["messages"][1]["content"]  # the evicted pairs were sent
+    # the stub reports 1,000 prompt and 40 completion tokens per call; gpt-4o: 2.50 in, 10 out per million
+    assert (result.summarizer_input_tokens, result.summarizer_output_tokens) == (5000, 200)
+    assert result.summarizer_cost == pytest.approx(5 * (1000 * 2.5 + 40 * 10) / 1e6)
+    assert result.dependency_loss == 0  # the summary text carries the order id

@@ -64,7 +64,9 @@ class PolicyResult:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["cache_hit_rate"] = round(self.cache_hit_rate, 4)
-        data["total_cost"] = self.total_cost
+        total = self.total_cost
+        for key, value in (("cost", self.cost), ("summarizer_cost", self.summarizer_cost), ("total_cost", total)):
+            data[key] = None if value is None else round(value, 6)
         return data
 
 
