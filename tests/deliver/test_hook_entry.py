@@ -220,3 +220,11 @@ def test_session_end_ingests_the_transcript_incrementally(repo: Path, tmp_path: 
     from habitus.store.memory import load_records
 
     assert [len(r.commands) for r in load_records(connect())] == [3]
+
+
+def test_budget_comes_from_the_config_file(repo: Path, habitus_home: Path) -> None:
+    _seed_pitfall(repo)
+    (habitus_home / "config.toml").write_text("[hooks]\nbudget_s = 0.001\n")
+    done = run_hook("PostToolUse", _bash(repo, "pytest -q"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "over the 0.001 s budget" in _log(habitus_home)

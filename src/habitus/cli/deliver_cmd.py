@@ -214,18 +214,26 @@ def _target(target: str) -> Path:
 
 def promote_cmd(target: str = typer.Option("AGENTS.md", "--target", help="AGENTS.md or CLAUDE.md (or a path)."),
                 apply_: bool = typer.Option(False, "--apply", help="Write the block (atomic, with a backup)."),
-                max_lines: int = typer.Option(15, "--max-lines"), max_chars: int = typer.Option(1500, "--max-chars"),
-                min_sessions: int = typer.Option(2, "--min-sessions"),
+                max_lines: int | None = typer.Option(None, "--max-lines", help="Default: rules.max_lines or 15."),
+                max_chars: int | None = typer.Option(None, "--max-chars", help="Default: rules.max_chars or 1500."),
+                min_sessions: int | None = typer.Option(None, "--min-sessions",
+                                                        help="Default: rules.min_sessions or 2."),
                 refine_manifest: Path | None = typer.Option(None, "--refine-manifest",
                                                              help="manifest.json of a refine run."),
                 as_json: bool = JsonOption) -> None:
     """Propose always-on rules from evidence (and with --apply, write them)."""
+    from habitus.deliver.hook import config_value
     from habitus.deliver.promote import apply, propose
     from habitus.deliver.rules_block import Budget
 
+    def setting(given: int | None, key: str, default: int) -> int:
+        value = given if given is not None else config_value("rules", key)
+        return int(value) if isinstance(value, int | str) and str(value).isdigit() else default
+
     path = _target(target)
     conn = _conn()
-    proposal = _guard(propose, conn, path, budget=Budget(max_lines, max_chars), min_sessions=min_sessions,
+    budget = Budget(setting(max_lines, "max_lines", 15), setting(max_chars, "max_chars", 1500))
+    proposal = _guard(propose, conn, path, budget=budget, min_sessions=setting(min_sessions, "min_sessions", 2),
                       refine_manifest=refine_manifest)
     data = proposal.to_dict()
     if apply_:

@@ -1,7 +1,8 @@
 """The hook entry point agents run: `python -m habitus.deliver.hook EVENT --agent claude|codex`.
 
 Contract (DESIGN §2.4): it always exits 0; it reads the agent's JSON payload from stdin, does its
-work within a time budget (default 1.5 s; `--budget`, or `HABITUS_HOOK_BUDGET_S`), prints one JSON
+work within a time budget (default 1.5 s; `--budget`, `HABITUS_HOOK_BUDGET_S` or the config key
+`hooks.budget_s`), prints one JSON
 document with `hookSpecificOutput.additionalContext` or nothing, and on any error or timeout prints
 nothing and appends one line to `$HABITUS_HOME/logs/hooks.log`. Only the standard library is
 imported here; the event handlers (and the store) load inside the worker thread.
@@ -39,11 +40,26 @@ def log_line(event: str, agent: str, message: str) -> None:
         pass
 
 
+def config_value(section: str, key: str) -> object | None:
+    """One value from `$HABITUS_HOME/config.toml` (e.g. hooks.budget_s), or None; never raises."""
+    path = _home() / "config.toml"
+    if not path.is_file():
+        return None
+    try:
+        import tomllib
+
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get(section)
+        return table.get(key) if isinstance(table, dict) else None
+    except Exception:  # noqa: BLE001 - a broken config must not break a hook
+        return None
+
+
 def _budget(value: str | None) -> float:
-    for raw in (value, os.environ.get("HABITUS_HOOK_BUDGET_S")):
+    """Seconds: --budget, else HABITUS_HOOK_BUDGET_S, else config `hooks.budget_s`, else 1.5."""
+    for raw in (value, os.environ.get("HABITUS_HOOK_BUDGET_S"), config_value("hooks", "budget_s")):
         if raw:
             try:
-                b = float(raw)
+                b = float(raw)  # type: ignore[arg-type]
                 if b > 0:
                     return b
             except ValueError:
