@@ -228,3 +228,18 @@ def test_budget_comes_from_the_config_file(repo: Path, habitus_home: Path) -> No
     done = run_hook("PostToolUse", _bash(repo, "pytest -q"))
     assert (done.returncode, done.stdout) == (0, b"")
     assert "over the 0.001 s budget" in _log(habitus_home)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("folder", ["claude_code/d-kimuson_claude-code-viewer", "codex/simonw_claude-code-transcripts"])
+def test_session_end_ingests_a_real_public_transcript(corpus: Path, folder: str, tmp_path: Path) -> None:
+    from habitus.store import open_store
+
+    transcript = sorted(p for p in (corpus / folder).iterdir() if p.suffix == ".jsonl")[0]
+    payload = {"session_id": transcript.stem, "transcript_path": str(transcript), "cwd": str(tmp_path),
+               "hook_event_name": "SessionEnd", "reason": "exit"}
+    done = run_hook("SessionEnd", payload, env={"HABITUS_HOOK_INLINE": "1"}, budget="60")
+    assert (done.returncode, done.stdout) == (0, b"")
+    with open_store() as store:
+        traces = store.list_traces()
+    assert traces and traces[0].steps > 0
