@@ -200,6 +200,7 @@ def after_tool(payload: dict[str, Any], *, agent: str = "claude",
     session = str(payload.get("session_id") or "")
     db, owned = _connect(conn)
     try:
+        from habitus.deliver.candidates import instruction_like
         from habitus.store.memory import load_workflows
         from habitus.store.notes import mark_shown, shown_in_session
 
@@ -208,7 +209,9 @@ def after_tool(payload: dict[str, Any], *, agent: str = "claude",
         for wf in load_workflows(db, subject):
             for pit in wf.pitfalls:
                 pid = pitfall_id(wf.id, pit.text)
-                if pid not in seen and trigger_matches(pit.trigger, events) and pid not in {h[0] for h in hits}:
+                if pid in seen or pid in {h[0] for h in hits} or not trigger_matches(pit.trigger, events):
+                    continue
+                if instruction_like(pit.text) is None:  # instruction-like memory text is never injected
                     hits.append((pid, wf.name, pit.text))
         if not hits:
             return None
