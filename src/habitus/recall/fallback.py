@@ -18,7 +18,7 @@ import re
 
 from habitus.core.workflow import Workflow
 
-BM25_THRESHOLD = 0.35
+BM25_THRESHOLD = 0.25
 EMBEDDING_THRESHOLD = 0.55
 MAX_RANKED = 2
 MIN_MATCHED_TERMS = 2
@@ -63,7 +63,7 @@ def rank_texts(task: str, docs: list[tuple[str, str]], *, method: str = "bm25",
     """(key, score) of the documents above the method's threshold, best first."""
     from habitus.recall.negation import strip_negated
 
-    query = strip_negated(task).strip()
+    query = without_values(strip_negated(task)).strip()
     if method == "off" or not docs or not query:
         return []
     if method == "embedding":
@@ -89,8 +89,25 @@ want wants like task work working code file files
 
 
 def fast_tokenize(text: str) -> list[str]:
-    """Lower-case alphanumeric runs without stop words: a thousand short texts are ranked per process start."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP and len(t) > 1]
+    """Lower-case alphanumeric runs without stop words and numbers: a thousand short texts are ranked per start."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP and len(t) > 1 and not t.isdigit()]
+
+
+_VALUES = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」")
+
+
+def without_values(task: str) -> str:
+    """The task without the literal values it states (backticked names, quoted text, key combinations).
+
+    Values are what differs between two tasks of one kind (fills, never cues): in a ranking query they
+    only lower the similarity to the workflow that fits.
+    """
+    from habitus.recall.fills import key_combos
+
+    text = _VALUES.sub(" ", task)
+    for combo in key_combos(text):
+        text = text.replace(combo, " ")
+    return text
 
 
 def _bm25_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, float]]:

@@ -152,22 +152,17 @@ def _grep_heads(root: Path, heads: list[str]) -> dict[str, set[str]]:
 
 def locate_chain(lines: list[str], chain: list[str]) -> tuple[int | None, int]:
     """1-based line of the innermost block head of `chain` found in order, and how many heads were found."""
-    pos, indent, line_no, found = 0, -1, None, 0
+    # heads are found in order; indentation is not required to grow (markdown headings, braces on one level)
+    pos, line_no, found = 0, None, 0
     for head in chain:
         target = head.strip()
         if not target:
             continue
         for i in range(pos, len(lines)):
-            text = lines[i]
-            stripped = text.strip()
-            if not stripped or target not in stripped:
-                continue
-            ind = len(text) - len(text.lstrip())
-            if indent >= 0 and ind <= indent and found:
-                continue
-            pos, indent, line_no = i + 1, ind, i + 1
-            found += 1
-            break
+            if target in lines[i]:
+                pos, line_no = i + 1, i + 1
+                found += 1
+                break
     return line_no, found
 
 
