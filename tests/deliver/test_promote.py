@@ -198,3 +198,12 @@ def test_rule_whose_trigger_left_the_last_k_sessions_is_replaced_first(repo: Pat
     swap = propose(conn, target, subject=subject, candidates=[old, new], budget=budget, stale_after_sessions=3)
     assert [a.rule.text for a in swap.additions] == [new.text]
     assert [r.text for r in swap.removals] == [old.text]
+
+
+def test_demo_delivery_returns_hook_output_and_rules_block(repo: Path) -> None:
+    from habitus.deliver.layer import demo_delivery
+
+    _seed_recurring_mistake(repo)
+    out = demo_delivery(connect(), repo, "add a users column")
+    assert out["rules_block"].startswith(BEGIN) and "make migrate" in out["rules_block"]
+    assert out["applied"]["written"] is True

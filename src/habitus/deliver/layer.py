@@ -82,3 +82,23 @@ def measure_layer(conn: sqlite3.Connection, repo: Path, *, agent: str = "claude"
     return {"injection_chars": len(injection), "block_lines": lines, "block_chars": chars,
             "total_chars": len(injection) + chars, "rules_added": len(proposal.additions),
             "bound_chars": MAX_CONTEXT_CHARS[agent] + budget.max_chars, "bound_block_lines": budget.max_lines}
+
+
+def demo_delivery(conn: sqlite3.Connection, repo: Path, prompt: str, *, target: str = "AGENTS.md",
+                  agent: str = "claude") -> dict[str, Any]:
+    """For `habitus demo`: the first-prompt hook output for `prompt`, then a promotion applied to the target.
+
+    Returns {"hook_output": the JSON the hook prints (or None), "proposal": Proposal.to_dict(),
+    "applied": apply()'s summary, "rules_block": the target's managed block text}.
+    """
+    from habitus.deliver.rules_block import BEGIN, END
+
+    payload = {"session_id": "habitus-demo", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+               "prompt": prompt, "transcript_path": ""}
+    hook_output = prompt_submit(payload, agent=agent, conn=conn)
+    path = repo / target
+    proposal = propose(conn, path)
+    applied = apply(conn, proposal)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    block = text[text.index(BEGIN): text.index(END) + len(END)] if BEGIN in text and END in text else ""
+    return {"hook_output": hook_output, "proposal": proposal.to_dict(), "applied": applied, "rules_block": block}
