@@ -108,6 +108,9 @@ def cap_output(text: str | None, cap: int = OUTPUT_CAP_BYTES) -> tuple[str | Non
     if len(data) <= cap:
         return text, len(data), False
     head = data[:cap].decode("utf-8", errors="ignore")
+    cut = max(head.rfind(" ", len(head) - 256), head.rfind("\n", len(head) - 256))
+    if cut > 0:  # never keep half a token: a secret cut in two could escape redaction
+        head = head[:cut]
     return head + TRUNCATION_MARKER.format(size=len(data)), len(data), True
 
 

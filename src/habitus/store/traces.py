@@ -104,10 +104,16 @@ def _dumps(value: Any) -> str:
 
 
 def content_hash(trace: Trace) -> str:
-    return hashlib.sha1(_dumps(trace.to_dict()).encode("utf-8", errors="replace")).hexdigest()
+    """A digest of everything stored for a trace (its row and its step rows)."""
+    return _digest(trace_row(trace), step_rows(trace))
 
 
-def trace_row(trace: Trace, digest: str, now: str) -> tuple[Any, ...]:
+def _digest(row: tuple[Any, ...], steps: list[tuple[Any, ...]]) -> str:
+    return hashlib.sha1(repr((row, steps)).encode("utf-8", errors="replace")).hexdigest()
+
+
+def trace_row(trace: Trace) -> tuple[Any, ...]:
+    """The trace's column values, without `content_hash` and `ingested_at`."""
     calls = trace.tool_calls
     u = trace.usage
     return (
@@ -116,7 +122,6 @@ def trace_row(trace: Trace, digest: str, now: str) -> tuple[Any, ...]:
         trace.outcome.status.value, trace.outcome.source.value, trace.outcome.feedback,
         u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.output_tokens, u.cost,
         len(trace.steps), len(calls), sum(1 for c in calls if not c.ok), trace.source_path, _dumps(trace.meta),
-        digest, now,
     )
 
 
@@ -137,23 +142,29 @@ def step_rows(trace: Trace) -> list[tuple[Any, ...]]:
             call.name if call else None, _dumps(call.input) if call else None, call.call_id if call else None,
             call.output if call else None, call.output_size if call else 0, int(call.output_truncated) if call else 0,
             int(call.is_error) if call else 0, call.exit_code if call else None, call.subagent if call else None,
-            _dumps(step.usage.to_dict()) if step.usage else None, _dumps(step.meta) if step.meta else None,
+            _usage_json(step.usage) if step.usage else None, _dumps(step.meta) if step.meta else None,
         ))
     return rows
 
 
+def _usage_json(u: Usage) -> str:
+    return _dumps({"input_tokens": u.input_tokens, "cache_read_tokens": u.cache_read_tokens,
+                   "cache_write_tokens": u.cache_write_tokens, "output_tokens": u.output_tokens, "cost": u.cost})
+
+
 def write_trace(conn: sqlite3.Connection, trace: Trace, now: str) -> bool:
     """Replace `trace` inside the caller's transaction; False when the stored copy is identical."""
-    digest = content_hash(trace)
+    values, steps = trace_row(trace), step_rows(trace)
+    digest = _digest(values, steps)
     row = conn.execute("SELECT content_hash FROM traces WHERE id = ?", (trace.id,)).fetchone()
     if row is not None and row[0] == digest:
         return False
     if row is not None:
         delete_trace(conn, trace.id)
     placeholders = ", ".join("?" * len(TRACE_COLUMNS.split(", ")))
-    conn.execute(f"INSERT INTO traces ({TRACE_COLUMNS}) VALUES ({placeholders})", trace_row(trace, digest, now))
+    conn.execute(f"INSERT INTO traces ({TRACE_COLUMNS}) VALUES ({placeholders})", (*values, digest, now))
     step_placeholders = ", ".join("?" * len(STEP_COLUMNS.split(", ")))
-    conn.executemany(f"INSERT INTO steps ({STEP_COLUMNS}) VALUES ({step_placeholders})", step_rows(trace))
+    conn.executemany(f"INSERT INTO steps ({STEP_COLUMNS}) VALUES ({step_placeholders})", steps)
     conn.execute(
         "INSERT INTO steps_fts(rowid, text) SELECT id, substr(text, 1, ?) FROM steps "
         f"WHERE trace_id = ? AND kind IN {INDEXED_KINDS!r} AND text != ''", (FTS_TEXT_CAP, trace.id))
