@@ -57,8 +57,8 @@ def completion_vs_tokens(result: SweepResult) -> Any:
     colors = {name: f"C{i}" for i, name in enumerate(dict.fromkeys(c["config"] for c in result.cells))}
     for c in result.cells:
         w = c["completion_wilson"]
-        lo = c["completion"] - (w["low"] if w["low"] is not None else c["completion"])
-        hi = (w["high"] if w["high"] is not None else c["completion"]) - c["completion"]
+        lo = max(0.0, c["completion"] - (w["low"] if w["low"] is not None else c["completion"]))
+        hi = max(0.0, (w["high"] if w["high"] is not None else c["completion"]) - c["completion"])
         ax.errorbar(c["total_tokens"], c["completion"], yerr=[[lo], [hi]], fmt=MARKERS.get(c["variant"], "o"),
                     color=colors[c["config"]], capsize=3, label=f"{c['config']} {c['variant']}")
         ax.annotate(c["config"], (c["total_tokens"], c["completion"]), textcoords="offset points", xytext=(5, 4),

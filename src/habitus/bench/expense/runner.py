@@ -4,8 +4,9 @@ Each turn the history (OpenAI chat format) goes through the configuration's cont
 agent sees only the resulting messages. Tool calls go to the environment; a stopping text ends the
 episode unless the configuration has a user model, which answers "please continue" (at most
 `MAX_CONTINUES` times). Tokens are counted per request with the offline tokenizer (agent, user model
-and summarizer separately), and prompt caching is simulated OpenAI-style: the longest unchanged
-message prefix of consecutive requests is billed as cached when it is ≥ 1,024 tokens.
+and summarizer separately). For scripted agents, cost goes through habitus.context.cost's simulated
+prompt cache for the price model (OpenAI automatic or Anthropic explicit caching), at message
+granularity; a model agent's usage and cost are what its provider reports.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from habitus.bench.expense.env import SNAPSHOT_TAIL, ExpenseEnv
 from habitus.bench.expense.metrics import EpisodeResult, score_episode
 from habitus.bench.expense.tasks import Task
 from habitus.bench.expense.vocab import SUBCATEGORY_NAMES
+from habitus.context.cost import Block, PrefixCache, rules_for_model
 from habitus.context.policies import PolicyState, apply_policy, parse_policy
 from habitus.context.summarize import StateExtractorSummarizer
 from habitus.context.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens, message_text
@@ -29,7 +31,7 @@ from habitus.llm.types import BudgetExceeded, LLMError
 
 MAX_CONTINUES = 3
 USER_MODEL_REPLY = "please continue"
-CACHE_MIN_TOKENS = 1024  # OpenAI automatic prefix caching starts at 1,024 tokens
+SECONDS_PER_TURN = 5.0  # simulated time between requests, for cache time-to-live
 DEFAULT_PRICE_MODEL = "gpt-4.1-mini"
 
 
@@ -95,6 +97,7 @@ class TokenMeter:
     def __init__(self, state: PolicyState) -> None:
         self.state = state
         self._tail_tokens: int | None = None
+        self._blocks: dict[int, tuple[dict[str, Any], Block]] = {}
 
     def message(self, msg: dict[str, Any]) -> int:
         hit = self.state.token_memo.get(id(msg))
@@ -112,13 +115,14 @@ class TokenMeter:
         return n
 
 
-def _cached_prefix_tokens(prev: list[dict[str, Any]], cur: list[dict[str, Any]], meter: TokenMeter) -> int:
-    n = 0
-    for a, b in zip(prev, cur, strict=False):
-        if a is not b and a != b:
-            break
-        n += meter.message(a)
-    return n if n >= CACHE_MIN_TOKENS else 0
+    def block(self, msg: dict[str, Any]) -> Block:
+        """The message as a cache block (keyed by its content, so equal messages share cache entries)."""
+        hit = self._blocks.get(id(msg))
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        b = Block(key=str(hash(message_text(msg))), tokens=self.message(msg))  # no text: message granularity
+        self._blocks[id(msg)] = (msg, b)
+        return b
 
 
 def run_episode(
@@ -149,8 +153,7 @@ def run_episode(
     agent_usage, user_usage, summary_usage = Usage(), Usage(), Usage()
     summarizer_calls, continues, turns, peak = 0, 0, 0, 0
     agent_cost: float | None = None
-    model_cost_known = False
-    prev: list[dict[str, Any]] = []
+    cache = PrefixCache(rules_for_model(price_model))
     ended_by = "turn_limit"
     error: str | None = None
     limit = max_turns or 3 * len(task.lines) + 12
@@ -183,12 +186,13 @@ def run_episode(
             agent_usage.add(turn.usage)
             if turn.cost is not None:
                 agent_cost = (agent_cost or 0.0) + turn.cost
-                model_cost_known = True
-        else:
-            cached = _cached_prefix_tokens(prev, view.messages, meter)
-            agent_usage.add(Usage(input_tokens=context_tokens - cached, cache_read_tokens=cached,
-                                  output_tokens=meter.message(assistant)))
-        prev = view.messages
+        else:  # scripted: price the request through the simulated prompt cache of the price model
+            req = cache.request([meter.block(m) for m in view.messages], at=turns * SECONDS_PER_TURN,
+                                output_tokens=meter.message(assistant), system_blocks=1)
+            agent_usage.add(Usage(input_tokens=req.uncached_tokens, cache_read_tokens=req.cached_tokens,
+                                  cache_write_tokens=req.cache_write_tokens, output_tokens=req.output_tokens))
+            if req.cost is not None:
+                agent_cost = (agent_cost or 0.0) + req.cost
         if calls:
             for cid, (name, args) in zip(ids, calls, strict=False):
                 history.append({"role": "tool", "tool_call_id": cid, "content": env.call(name, args)})
@@ -208,10 +212,8 @@ def run_episode(
         user_usage.add(Usage(input_tokens=count_tokens(message_text(assistant)) + 40,
                              output_tokens=meter.message(reply)))
         history.append(reply)
-    if price_model and not model_cost_known:
-        from habitus.llm.pricing import cost_of
-
-        agent_cost = cost_of(agent_usage, price_model)
+    if price_model and agent_cost is None and agent_usage.total_tokens:
+        agent_cost = cost_of_or_none(agent_usage, price_model)  # a model agent whose provider reported no cost
     user_cost = cost_of_or_none(user_usage, price_model)
     return score_episode(
         task=task, env=env, agent=agent, config=config, variant=variant, run=run, ended_by=ended_by,
