@@ -168,3 +168,14 @@ def test_bad_messages_are_rejected_before_any_request(messages, match) -> None:
     with stub_server([]) as stub, pytest.raises(LLMError, match=match):
         provider(stub.url).chat(messages)
     assert stub.requests == []
+
+
+def test_nothing_listening_fails_at_once_with_a_clear_message() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    p = get_provider("ollama", model="qwen3:8b", base_url=f"http://127.0.0.1:{port}/v1", budget=Budget(), backoff=5)
+    with pytest.raises(ProviderError, match="cannot connect to .* is the server running"):
+        p.chat(USER)

@@ -40,6 +40,8 @@ def post_json(url: str, body: dict[str, Any], headers: dict[str, str], settings:
                 response = client.post(url, json=body, headers=headers)
             except httpx.TimeoutException:
                 last_error = f"timed out after {settings.timeout:g}s"
+            except httpx.ConnectError as exc:  # nothing listens there: retrying only delays the answer
+                raise ProviderError(f"cannot connect to {url}: {exc}; is the server running?") from exc
             except httpx.TransportError as exc:
                 last_error = f"connection failed: {exc.__class__.__name__}: {exc}"
             else:
