@@ -47,3 +47,23 @@ def test_store_and_list_sources_rank_the_same(shortcut_repo: Path) -> None:
     from_list = recall(task, cwd=shortcut_repo, selector="bm25", workflows=[wf, *ALL]).to_dict()["selected"]
     assert [s["id"] for s in from_store] == [s["id"] for s in from_list] == ["wf-add-keyboard-shortcut"]
     assert from_store[0]["score"] == from_list[0]["score"]
+
+
+@pytest.mark.parametrize(("task", "picked"), [
+    ("timeout when connecting to the database", ["db-timeout"]),
+    ("Write a haiku about autumn leaves", []),
+])
+def test_embedding_selector_uses_the_configured_embedder(monkeypatch: pytest.MonkeyPatch, task: str,
+                                                         picked: list[str]) -> None:
+    monkeypatch.setenv("HABITUS_EMBEDDER", "tfidf")
+    _, selected = select(task, ALL, "embedding")
+    assert [s.workflow.id for s in selected] == picked
+
+
+def test_fallback_method_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from habitus.recall.fallback import configured_method
+
+    assert configured_method() == "bm25"
+    monkeypatch.setenv("HABITUS_RECALL_FALLBACK", "off")
+    assert configured_method() == "off"
+    assert select("timeout when connecting to the database", ALL, "habitus")[1] == []

@@ -19,7 +19,10 @@ import re
 from habitus.core.workflow import Workflow
 
 BM25_THRESHOLD = 0.25
-EMBEDDING_THRESHOLD = 0.55
+# cosine similarity needed per embedder: sparse tf-idf vectors of short texts score far lower than
+# dense sentence embeddings for the same relatedness
+EMBEDDING_THRESHOLDS = {"tfidf": 0.25}
+EMBEDDING_THRESHOLD = 0.5
 MAX_RANKED = 2
 MIN_MATCHED_TERMS = 2
 METHODS = ("bm25", "embedding", "off")
@@ -67,7 +70,7 @@ def rank_texts(task: str, docs: list[tuple[str, str]], *, method: str = "bm25",
     if method == "off" or not docs or not query:
         return []
     if method == "embedding":
-        scored, threshold = _embedding_scores(query, docs), EMBEDDING_THRESHOLD
+        scored, threshold = _embedding_scores(query, docs)
     else:
         scored, threshold = _bm25_scores(query, docs), BM25_THRESHOLD
     ranked = sorted(((key, s) for key, s in scored if s >= threshold), key=lambda x: (-x[1], x[0]))
@@ -130,20 +133,18 @@ def _bm25_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, flo
     return out
 
 
-def _embedding_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, float]]:
+def _embedding_scores(query: str, docs: list[tuple[str, str]]) -> tuple[list[tuple[str, float]], float]:
+    """Cosine similarity with the embedder configured for habitus.index (HABITUS_EMBEDDER / embed.embedder)."""
     try:
         from habitus.index.embedders import get_embedder
     except ImportError:
-        return []
-    embedder = get_embedder(name=os.environ.get("HABITUS_EMBEDDER") or None) if _takes_name() else get_embedder()
-    rows = embedder.embed([query, *(text for _, text in docs)])
+        return [], 1.0
+    texts = [query, *(text for _, text in docs)]
+    embedder = get_embedder(None)
+    if hasattr(embedder, "fit"):
+        embedder = embedder.fit(texts) or embedder  # corpus-fitted embedders (tf-idf) learn the vocabulary here
+    rows = embedder.embed(texts)
     sims = rows[1:] @ rows[0]
-    return [(key, float(s)) for (key, _), s in zip(docs, sims, strict=False)]
-
-
-def _takes_name() -> bool:
-    import inspect
-
-    from habitus.index.embedders import get_embedder
-
-    return "name" in inspect.signature(get_embedder).parameters
+    name = str(getattr(embedder, "name", "")).split("-")[0]
+    threshold = EMBEDDING_THRESHOLDS.get(name, EMBEDDING_THRESHOLD)
+    return [(key, float(s)) for (key, _), s in zip(docs, sims, strict=False)], threshold
