@@ -1,7 +1,8 @@
 """Benchmark: simulate a synthetic 1,000-request tool-using session under 5 context policies.
 
-Target (issue 7): <= 5 s for the whole simulation on one core (wall and CPU time are printed:
-on a shared machine wall time includes waiting for the CPU). The session is synthetic and seeded:
+Target (issue 7): <= 5 s for the whole simulation on one core. The verdict uses CPU time, the work
+done; wall time and the load average are printed beside it, since on a shared machine wall time
+includes waiting for a CPU. The session is synthetic and seeded:
 one system prompt, a user task, then 1,000 responses each making one tool call whose JSON output is
 60-1,200 characters (records with ids, paths and amounts), a user turn every 100 calls, 20 s between
 requests (so caches stay warm). Prints wall time per model and the per-policy figures.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import time
 from datetime import UTC, datetime, timedelta
@@ -59,9 +61,9 @@ def main() -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         report = simulate(trace, POLICIES, model, hidden_prefix=8000)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-        verdict = "OK" if elapsed <= 5.0 else "OVER TARGET"
+        verdict = "OK" if cpu <= 5.0 else "OVER TARGET"
         print(f"\n{model} ({report.rules.mode} caching): {report.requests} requests x {len(POLICIES)} policies "
-              f"in {elapsed:.2f} s wall, {cpu:.2f} s CPU (target <= 5 s: {verdict})")
+              f"in {cpu:.2f} s CPU (target <= 5 s: {verdict}), {elapsed:.2f} s wall, load {os.getloadavg()[0]:.1f}")
         print(f"{'policy':24} {'input':>12} {'hit':>5} {'total $':>9} {'peak':>9} {'sum calls':>9} {'dep loss':>8}")
         for r in report.results:
             total = "n/a" if r.total_cost is None else f"{r.total_cost:.2f}"

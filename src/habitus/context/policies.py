@@ -91,6 +91,7 @@ class PolicyState:
     derived_memo: dict[tuple[int, str], tuple[Any, dict[str, Any]]] = field(default_factory=dict)
     memo: dict[str, dict[str, Any]] = field(default_factory=dict)  # incremental render / compaction progress
     pair_digests: dict[int, tuple[ToolPair, bytes]] = field(default_factory=dict)
+    key_memo: dict[Any, tuple[ToolPair, ToolPair, str]] = field(default_factory=dict)
 
     def pair_digest(self, pair: ToolPair) -> bytes:
         """Content digest of one pair (memoized by identity; pairs are frozen)."""
@@ -220,7 +221,15 @@ class _Summaries:
         self.usage, self.calls = Usage(), 0
 
     def get(self, pairs: list[ToolPair]) -> Summary:
-        key = _cache_key(self.summarizer, pairs, self.state)
+        # a replay asks for the same slice of the same pair objects many times: skip re-hashing it
+        ident = (id(pairs[0]), id(pairs[len(pairs) // 2]), id(pairs[-1]), len(pairs)) if pairs else None
+        known = self.state.key_memo.get(ident) if ident else None
+        if known is not None and known[0] is pairs[0] and known[1] is pairs[-1]:
+            key = known[2]
+        else:
+            key = _cache_key(self.summarizer, pairs, self.state)
+            if ident:
+                self.state.key_memo[ident] = (pairs[0], pairs[-1], key)
         hit = self.state.summaries.get(key)
         if hit is None:
             hit = self.summarizer.summarize(pairs)

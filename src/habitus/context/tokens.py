@@ -69,6 +69,17 @@ def count_tokens(text: str, encoding: str | None = None) -> int:
     """Tokens in `text` with the offline tokenizer (or the estimate when none loads)."""
     if not text:
         return 0
+    if len(text) < 64:  # not worth a cache entry
+        return _count(text, encoding)
+    return _count_cached(text, encoding, os.environ.get("HABITUS_TOKENIZER"))
+
+
+@lru_cache(maxsize=8192)
+def _count_cached(text: str, encoding: str | None, mode: str | None) -> int:
+    return _count(text, encoding)
+
+
+def _count(text: str, encoding: str | None) -> int:
     enc = _encoding(encoding)
     if enc is None:
         return max(1, round(len(text) / ESTIMATE_CHARS_PER_TOKEN))
