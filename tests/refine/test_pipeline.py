@@ -139,3 +139,22 @@ def test_bundled_sample_is_what_the_generator_writes(tmp_path):
     fresh = write_corpus(tmp_path)
     for key, path in bundled_sample().items():
         assert path.read_bytes() == fresh[key].read_bytes(), key
+
+
+def test_traces_and_outcomes_can_come_from_the_store(sample):
+    from habitus.capture.reader import read_trace_file
+    from habitus.refine.pipeline import load_store_traces
+    from habitus.store import open_store
+
+    store = open_store()
+    try:
+        for trace in read_trace_file(sample["traces"], rewards=sample["rewards"]).traces:
+            store.put_trace(trace)
+    finally:
+        store.close()
+    traces = load_store_traces()
+    assert len(traces) == 72
+    result = refine(sample["skill"], traces=traces, clusterer="single")
+    assert result.manifest["inputs"]["traces"]["with_outcome"] == 72
+    flipped = load_store_traces(rewards_path=sample["rewards"])
+    assert sum(t.outcome.status.value == "failure" for t in flipped) == 32

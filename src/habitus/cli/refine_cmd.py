@@ -64,8 +64,10 @@ def register(app: typer.Typer) -> None:
     @app.command("refine")
     def refine_command(
         skill: Path = typer.Argument(..., help="The SKILL.md to refine."),
-        traces: Path = typer.Option(..., "--traces", help="Trace file or folder (span JSONL, transcripts, "
-                                                           "Claude Code, Codex, chat JSONL)."),
+        traces: Path | None = typer.Option(None, "--traces", help="Trace file or folder (span JSONL, "
+                                                                  "transcripts, Claude Code, Codex, chat JSONL)."),
+        from_store: bool = typer.Option(False, "--from-store", help="Read traces and outcomes from the store."),
+        repo: Path | None = typer.Option(None, "--repo", help="With --from-store: only this repo's traces."),
         rewards: Path | None = typer.Option(None, "--rewards", help="binary_rewards.json: {trace_id: bool}."),
         ground_truth: Path | None = typer.Option(None, "--ground-truth", help="{trace_id: grader diagnosis} map."),
         out: Path = typer.Option(Path("refine-out"), "--out", help="Folder for the four output files."),
@@ -85,14 +87,23 @@ def register(app: typer.Typer) -> None:
         import sys
 
         from habitus.refine.pipeline import RefineError, refine
+        from habitus.store.sqlite import StoreError
 
         try:
+            if (traces is None) == (not from_store):
+                raise ValueError("give either --traces PATH or --from-store")
+            stored = None
+            if from_store:
+                from habitus.refine.pipeline import load_store_traces
+
+                stored = load_store_traces(repo, rewards)
             provider, summarizer, judge = _llm_parts(llm)
-            result = refine(skill, traces, rewards, out, ground_truth=ground_truth, holdout=holdout,
+            result = refine(skill, traces, None if from_store else rewards, out, traces=stored,
+                            ground_truth=ground_truth, holdout=holdout,
                             clusterer=clusterer, use_umap=not no_umap, gate=not no_gate, gate_fail_open=fail_open,
                             embedder=embedder, summarizer=summarizer, judge=judge, provider=provider,
                             install=False)
-        except (RefineError, ValueError, OSError) as exc:
+        except (RefineError, ValueError, OSError, StoreError) as exc:
             fail(str(exc))
         if install and result.diff:
             (sys.stderr if as_json else sys.stdout).write(result.diff)

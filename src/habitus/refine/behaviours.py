@@ -137,6 +137,7 @@ COMMAND_PATTERNS: tuple[CommandPattern, ...] = tuple(
     )
 )
 
+_NONZERO = next(cp.behaviour for cp in COMMAND_PATTERNS if cp.behaviour.key == "nonzero-exit")
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))(?::|$)", re.M)
 _SAVE = re.compile(r"\.save\(|\.to_excel\(|\bwrite_text\(|>\s*\S+\.(?:xlsx|csv|json)\b")
 _READ = re.compile(r"load_workbook|read_excel|\bcat\b|\bhead\b|open\(")
@@ -210,6 +211,8 @@ def detect(flat: Flattened) -> dict[str, tuple[Behaviour, list[str]]]:
             match = cp.pattern.search(text or "")
             if match:
                 add(cp.behaviour, _snippet(text, match))
+        if call.is_error and "nonzero-exit" not in found:  # structured steps: the reader set the status
+            add(_NONZERO, _first_line(call.text) or _first_line(call.command))
         exceptions = sorted({m.group(1) for m in _EXCEPTION.finditer(call.text or "")})
         for name in exceptions[:_MAX_EXCEPTIONS]:
             match = re.search(rf"\b{re.escape(name)}\b.*", call.text, re.M)

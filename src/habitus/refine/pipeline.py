@@ -111,6 +111,39 @@ def load_traces(traces_path: Path, rewards_path: Path | None, ground_truth: Path
     return unique, {"files_with_errors": len(errors), "errors": errors[:5]}
 
 
+def load_store_traces(repo: Path | str | None = None, rewards_path: Path | str | None = None) -> list[Trace]:
+    """Traces from the habitus store (all, or those of `repo`), outcomes as stored or from a rewards file."""
+    from habitus.capture.subject import repo_subject
+    from habitus.store import open_store
+
+    subject = None
+    if repo is not None:
+        subject = repo_subject(repo)
+        if subject is None:
+            raise RefineError(f"not a git repository: {repo}")
+    rewards: dict[str, bool] = {}
+    if rewards_path is not None:
+        from habitus.capture.spans import load_rewards
+
+        if not Path(rewards_path).is_file():
+            raise RefineError(f"rewards file not found: {rewards_path}")
+        rewards = load_rewards(rewards_path)
+    store = open_store(readonly=True)
+    try:
+        root = subject.split("@", 1)[0] if subject else None
+        traces = [t for t in store.iter_traces()
+                  if root is None or (t.subject or "").split("@", 1)[0] == root]
+    finally:
+        store.close()
+    from habitus.core.trace import Outcome, OutcomeSource, OutcomeStatus
+
+    for trace in traces:
+        if trace.id in rewards:
+            status = OutcomeStatus.SUCCESS if rewards[trace.id] else OutcomeStatus.FAILURE
+            trace.outcome = Outcome(status, OutcomeSource.REWARDS, trace.outcome.feedback)
+    return traces
+
+
 def _provider_usage(provider: Any | None) -> dict[str, Any]:
     if provider is not None and hasattr(provider, "ledger"):
         return provider.ledger.to_dict()
@@ -134,6 +167,10 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
         times[stage] = round(times.get(stage, 0.0) + now - clock, 4)
         clock = now
 
+    if clusterer not in cluster_stage.METHODS:
+        raise RefineError(f"unknown clusterer {clusterer!r}; choose one of {', '.join(cluster_stage.METHODS)}")
+    if not 0.0 <= holdout < 1.0:
+        raise RefineError(f"--holdout must be in [0, 1), got {holdout}")
     skill_path = Path(skill_path)
     if not skill_path.is_file():
         raise RefineError(f"skill file not found: {skill_path}")
