@@ -192,11 +192,16 @@ def _blank_name(key: tuple[str, int, str | None], runs: Sequence[tuple[str, list
 
 def _neighbours(task: str, value: str) -> tuple[str | None, str | None]:
     """The content words right before and after a value in the task (other values removed)."""
-    m = re.search(r"[`\"“「']?" + re.escape(value) + r"[`\"”」']?", task)
-    if not m:
+    i = task.find(value)
+    if i < 0:
         return None, None
-    left = words(strip_values(task[:m.start()]))
-    right = words(strip_values(task[m.end():]))
+    start, end = i, i + len(value)
+    if start > 0 and task[start - 1] in "`\"“「'":
+        start -= 1
+    if end < len(task) and task[end] in "`\"”」'":
+        end += 1
+    left = words(strip_values(task[:start]))
+    right = words(strip_values(task[end:]))
     left = [w for w in left if w not in STOPWORDS]
     right = [w for w in right if w not in STOPWORDS]
     return (left[-1] if left else None), (right[0] if right else None)

@@ -34,18 +34,30 @@ class Group:
     place_counts: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
     file_counts: Counter[str] = field(default_factory=Counter)
     word_counts: Counter[str] = field(default_factory=Counter)
+    _profile: tuple[set[tuple[str, tuple[str, ...]]], set[str], float] | None = None
 
     def add(self, rec: Record, keys: set[tuple[str, tuple[str, ...]]], words: set[str]) -> None:
         self.records.append(rec)
         self.place_counts.update(keys)
         self.file_counts.update({k[0] for k in keys})
         self.word_counts.update(words)
+        self._profile = None
 
     def remove(self, rec: Record, keys: set[tuple[str, tuple[str, ...]]], words: set[str]) -> None:
         self.records.remove(rec)
         self.place_counts.subtract(keys)
         self.file_counts.subtract({k[0] for k in keys})
         self.word_counts.subtract(words)
+        self._profile = None
+
+    def profile(self) -> tuple[set[tuple[str, tuple[str, ...]]], set[str], float]:
+        """(core places, their files, norm of the word counts), cached until the group changes."""
+        if self._profile is None:
+            n = len(self.records)
+            core = {k for k, c in self.place_counts.items() if c * 2 >= n and c > 0}
+            norm = math.sqrt(sum(c * c for c in self.word_counts.values() if c > 0))
+            self._profile = (core, {k[0] for k in core}, norm)
+        return self._profile
 
 
 def place_keys(rec: Record) -> set[tuple[str, tuple[str, ...]]]:
@@ -56,18 +68,18 @@ def _similarity(g: Group, keys: set[tuple[str, tuple[str, ...]]], words: set[str
     n = len(g.records)
     if n == 0:
         return 0.0
+    core, core_files, norm = g.profile()
     # weighted Jaccard of the record's places against the group's place frequencies, with half credit
     # for a shared file at another place
-    inter = sum(g.place_counts[k] / n for k in keys)
-    core = {k for k, c in g.place_counts.items() if c * 2 >= n}
+    counts, file_counts = g.place_counts, g.file_counts
+    inter = sum(counts[k] for k in keys if k in counts) / n
     union = len(keys | core) or 1
     files = {k[0] for k in keys}
-    file_part = sum(g.file_counts[f] / n for f in files) / max(1, len(files | {k[0] for k in core}))
+    file_part = sum(file_counts[f] for f in files if f in file_counts) / n / max(1, len(files | core_files))
     place_sim = max(inter / union, 0.5 * file_part)
-    if words:
-        dot = sum(g.word_counts[w] for w in words)
-        norm = math.sqrt(sum(c * c for c in g.word_counts.values() if c > 0)) * math.sqrt(len(words))
-        text_sim = dot / norm if norm else 0.0
+    if words and norm:
+        wc = g.word_counts
+        text_sim = sum(wc[w] for w in words if w in wc) / (norm * math.sqrt(len(words)))
     else:
         text_sim = 0.0
     return PLACE_WEIGHT * place_sim + (1 - PLACE_WEIGHT) * text_sim

@@ -104,11 +104,19 @@ def _python_blocks(text: str) -> list[tuple[int, int, int, str]] | None:
     except (SyntaxError, ValueError):
         return None
     blocks = []
-    for node in ast.walk(tree):
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:  # statements only: expressions cannot hold the blocks a chain names
+        node = stack.pop()
         if isinstance(node, ast.ClassDef):
             blocks.append((node.lineno, node.end_lineno or node.lineno, node.lineno, f"class {node.name}"))
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             blocks.append((node.lineno, node.end_lineno or node.lineno, node.lineno, node.name))
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, name, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            stack.extend(handler.body)
+        for case in getattr(node, "cases", None) or []:
+            stack.extend(case.body)
     for node in tree.body:  # module-level multi-line assignments such as a route table
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -58,14 +60,15 @@ class _Files:
         self.repo, self.commit = repo, commit
         self._git_cache: dict[tuple[str, str], str | None] = {}
 
-    def candidates(self, rel: str) -> list[str]:
-        out = [self.text[rel]] if rel in self.text else []
+    def candidates(self, rel: str) -> Iterator[str]:
+        """The text of `rel` as tracked from the trace, then at the session's commit, then in the work tree."""
+        if rel in self.text:
+            yield self.text[rel]
         if self.repo is not None:
             for rev in ([self.commit] if self.commit else []) + ["WORKTREE"]:
                 text = self._from_repo(rel, rev)
                 if text is not None:
-                    out.append(text)
-        return out
+                    yield text
 
     def _from_repo(self, rel: str, rev: str) -> str | None:
         key = (rel, rev)
@@ -169,7 +172,7 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
                 if m:
                     rel = _rel(m.group(1).strip("'\""), root)
                     _note_read(rec, rel)
-                    if call.output and not call.output_truncated and "sed -n" not in command:
+                    if call.output and not call.output_truncated and _whole_file(command, call.output):
                         files.text.setdefault(rel, call.output)
         elif call.name == "apply_patch" and call.ok:
             edits = _patch_edits(str(call.input.get("input") or call.input.get("patch") or ""), files, root, index)
@@ -190,6 +193,14 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
     rec.checks = last_passing_checks(rec.commands)
     rec.detours = find_detours(trace)
     return rec
+
+
+def _whole_file(command: str, output: str) -> bool:
+    """Whether a shell read printed the whole file (`cat`, or `sed -n '1,Np'` that printed fewer than N lines)."""
+    m = re.search(r"sed -n ['\"]?(\d+),(\d+)p", command)
+    if m:
+        return m.group(1) == "1" and output.count("\n") < int(m.group(2))
+    return not re.search(r"\bhead\b", command)
 
 
 def _note_read(rec: Record, rel: str) -> None:
@@ -261,6 +272,7 @@ def _commit_of(trace: Trace) -> str | None:
     return found
 
 
+@lru_cache(maxsize=4096)
 def _full_commit(repo: Path, short: str) -> str | None:
     done = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{short}^{{commit}}"],
                           capture_output=True, text=True, check=False, timeout=10)
