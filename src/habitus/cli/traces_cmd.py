@@ -41,11 +41,14 @@ def _render_list(rows: list[dict[str, Any]]) -> None:
         stdout.print("no traces; run `habitus ingest` first")
         return
     table = Table(show_lines=False)
-    for col in ("id", "agent", "started", "steps", "tools", "outcome", "task"):
-        table.add_column(col, overflow="fold" if col == "task" else "ellipsis", no_wrap=col != "task")
+    widths = {"id": 13, "agent": 11, "started": 16, "steps": 5, "tools": 5, "outcome": 7}
+    for col in (*widths, "task"):
+        table.add_column(col, overflow="ellipsis", no_wrap=True, min_width=widths.get(col, 10),
+                         max_width=widths.get(col, 40))
     for r in rows:
-        table.add_row(r["id"][:36], r["agent"], (r["started"] or "")[:16], str(r["steps"]), str(r["tool_calls"]),
-                      r["outcome"], (r["task"] or "").replace("\n", " ")[:80])
+        started = (r["started"] or "")[:16].replace("T", " ")
+        task = (r["task"] or "").replace("\n", " ")[:80]
+        table.add_row(r["id"][:13], r["agent"], started, str(r["steps"]), str(r["tool_calls"]), r["outcome"], task)
     stdout.print(table)
 
 

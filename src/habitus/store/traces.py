@@ -109,7 +109,12 @@ def content_hash(trace: Trace) -> str:
 
 
 def _digest(row: tuple[Any, ...], steps: list[tuple[Any, ...]]) -> str:
-    return hashlib.sha1(repr((row, steps)).encode("utf-8", errors="replace")).hexdigest()
+    digest = hashlib.sha1()
+    for values in (row, *steps):
+        for value in values:
+            digest.update(b"\x1f" if value is None else str(value).encode("utf-8", "replace") + b"\x1e")
+        digest.update(b"\x1d")
+    return digest.hexdigest()
 
 
 def trace_row(trace: Trace) -> tuple[Any, ...]:
