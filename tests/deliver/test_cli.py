@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from habitus.capture.subject import repo_subject
 from habitus.core.workflow import Pitfall, Trigger, Workflow
 from habitus.store.memory import save_workflows
@@ -15,8 +17,24 @@ from habitus.store.sqlite import connect
 
 
 def habitus(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """The real CLI as a subprocess (for the commands where process behaviour matters)."""
     return subprocess.run([sys.executable, "-m", "habitus", *args], cwd=cwd, capture_output=True, text=stdin is None,
                           input=stdin, env=dict(os.environ), timeout=60)
+
+
+def habitus_inproc(*args: str, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> subprocess.CompletedProcess:
+    """The same CLI app in-process (fast), with stdout/stderr/exit code captured like a subprocess."""
+    from typer.testing import CliRunner
+
+    from habitus.cli.main import app
+    from habitus.cli.output import UserError
+
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(app, list(args))
+    code, err = result.exit_code, result.stderr
+    if isinstance(result.exception, UserError):  # what habitus.cli.main.main does for the console script
+        code, err = 1, f"habitus: error: {result.exception}\n"
+    return subprocess.CompletedProcess(list(args), code, result.stdout, err)
 
 
 def test_hooks_install_status_uninstall_via_cli(repo: Path) -> None:
@@ -40,7 +58,10 @@ def test_corrupt_settings_is_a_one_line_error(repo: Path) -> None:
     assert settings.read_text() == "{oops"
 
 
-def test_notes_lifecycle_via_cli(repo: Path) -> None:
+def test_notes_lifecycle_via_cli(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def habitus(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        return habitus_inproc(*args, cwd=cwd, monkeypatch=monkeypatch)
+
     added = json.loads(habitus("notes", "add", "Use uv, not pip", "--kind", "convention", "--json", cwd=repo).stdout)
     new = json.loads(habitus("notes", "supersede", added["id"], "Use uv sync --frozen", "--json", cwd=repo).stdout)
     assert new["supersedes"] == added["id"]
@@ -54,7 +75,10 @@ def test_notes_lifecycle_via_cli(repo: Path) -> None:
     assert bad.returncode == 1 and "unknown note kind" in bad.stderr
 
 
-def test_promote_dry_run_then_apply_via_cli(repo: Path) -> None:
+def test_promote_dry_run_then_apply_via_cli(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def habitus(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        return habitus_inproc(*args, cwd=cwd, monkeypatch=monkeypatch)
+
     conn = connect()
     save_workflows(conn, repo_subject(repo), [Workflow(id="wf-a", name="a", pitfalls=[Pitfall(
         text="Run `make gen` after editing api.proto; stale stubs fail the build.", trigger=Trigger(all=["proto"]),
