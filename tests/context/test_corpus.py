@@ -57,6 +57,14 @@ def test_simulated_full_history_input_is_within_10pct_of_recorded_usage(reports)
         assert abs(report.recorded.error_pct) <= 10.0, (report.trace_id, report.recorded)
 
 
+def test_simulated_cache_hit_rate_matches_the_recorded_one(reports):
+    compared = [r for r in reports if r.recorded is not None and r.recorded.recorded_hit_rate is not None]
+    assert len(compared) >= 6
+    for report in compared:
+        gap = abs(report.recorded.recorded_hit_rate - report.recorded.simulated_hit_rate)
+        assert gap <= 0.05, (report.trace_id, report.recorded)
+
+
 def test_pruning_policies_hit_the_cache_less_than_full_history(reports):
     checked = 0
     for report in reports:

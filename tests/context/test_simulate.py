@@ -173,3 +173,23 @@ def test_llm_summarizer_through_a_real_provider_counts_its_tokens_and_cost():
     assert (result.summarizer_input_tokens, result.summarizer_output_tokens) == (5000, 200)
     assert result.summarizer_cost == pytest.approx(5 * (1000 * 2.5 + 40 * 10) / 1e6)
     assert result.dependency_loss == 0  # the summary text carries the order id
+
+
+@pytest.mark.parametrize(
+    ("gaps", "cached", "ttl"),
+    [
+        ([10, 20, 30], [0, 900, 900], "5m"),
+        ([10, 400, 30], [0, 900, 900], "1h"),  # a cache read after a pause of 6+ minutes
+        ([10, 400, 30], [0, 0, 900], "5m"),  # the pause broke the cache: consistent with 5 minutes
+    ],
+)
+def test_cache_ttl_is_inferred_from_reads_after_long_pauses(gaps, cached, ttl):
+    from habitus.context.replay import ReplayRequest
+    from habitus.context.simulate import infer_cache_ttl
+
+    at, requests = 0.0, []
+    for gap, read in zip(gaps, cached, strict=True):
+        at += gap
+        requests.append(ReplayRequest(n_messages=0, end=0, at=at, output_tokens=1, recorded_input=1000,
+                                      recorded_cached=read))
+    assert infer_cache_ttl(requests) == ttl

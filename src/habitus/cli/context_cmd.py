@@ -33,7 +33,9 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(None, "--out", "-o", help="Write report.json, context.png and index.html here."),
         summarizer: str = typer.Option("state", "--summarizer",
                                        help="state (model-free, default) or llm (the configured provider)."),
-        cache_ttl: str = typer.Option("5m", "--cache-ttl", help="Anthropic cache TTL: 5m or 1h."),
+        cache_ttl: str = typer.Option("auto", "--cache-ttl",
+                                      help="Anthropic cache TTL: 5m, 1h, or auto (1h when the recording shows "
+                                           "cache reads after pauses over 5 minutes)."),
         hidden_prefix: int = typer.Option(None, "--hidden-prefix", min=0,
                                           help="Tokens of harness prefix not in the transcript "
                                                "(default: calibrated from recorded usage)."),
@@ -49,8 +51,8 @@ def register(app: typer.Typer) -> None:
                 parse_policy(spec)
         except PolicyError as exc:
             fail(str(exc))
-        if cache_ttl not in ("5m", "1h"):
-            fail(f"--cache-ttl must be 5m or 1h, not {cache_ttl!r}")
+        if cache_ttl not in ("auto", "5m", "1h"):
+            fail(f"--cache-ttl must be auto, 5m or 1h, not {cache_ttl!r}")
         chosen = _summarizer(summarizer)
         try:
             reports = simulate_files(sessions, specs, model, summarizer=chosen, anthropic_ttl=cache_ttl,

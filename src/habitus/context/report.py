@@ -79,6 +79,9 @@ def describe(report: SimulationReport) -> list[str]:
             f"{rec.recorded_input:,} vs {rec.simulated_input:,} ({rec.error_pct:+.1f}%){growth}; "
             f"hidden harness prefix {rec.hidden_prefix_tokens:,} tokens ({how})"
         )
+        if rec.recorded_hit_rate is not None and rec.simulated_hit_rate is not None:
+            lines.append(f"cache hit rate, recorded vs simulated full history: {rec.recorded_hit_rate:.0%} vs "
+                         f"{rec.simulated_hit_rate:.0%}")
     lines += [f"note: {n}" for n in report.notes]
     return lines
 

@@ -83,6 +83,8 @@ class RecordedComparison:
     growth_recorded: int  # last minus first recorded request: the part that transcripts do contain
     growth_simulated: int
     growth_error_pct: float | None
+    recorded_hit_rate: float | None = None  # cache reads / input as recorded (compared requests)
+    simulated_hit_rate: float | None = None  # the same under the simulated cache, full history
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -188,15 +190,20 @@ def simulate(
     model: str | None = None,
     *,
     summarizer: Summarizer | None = None,
-    anthropic_ttl: str = "5m",
+    anthropic_ttl: str = "auto",
     cache_mode: str | None = None,
     hidden_prefix: int | None = None,
     include_thinking: bool = False,
 ) -> SimulationReport:
-    """Replay `trace` under each policy and price every request with `model`'s caching rules."""
+    """Replay `trace` under each policy and price every request with `model`'s caching rules.
+
+    `anthropic_ttl` is 5m, 1h or auto: 1h when the recording shows cache reads after a pause of more
+    than 5 minutes (only a 1-hour cache survives that), else 5m.
+    """
     parsed = [parse_policy(p) for p in policies]
-    rules = rules_for_model(model or trace.model, anthropic_ttl=anthropic_ttl, mode=cache_mode)
     messages, requests = history_from_trace(trace, include_thinking=include_thinking)
+    ttl = infer_cache_ttl(requests) if anthropic_ttl == "auto" else anthropic_ttl
+    rules = rules_for_model(model or trace.model, anthropic_ttl=ttl, mode=cache_mode)
     blocks = _Blocks({})
     blocks.extra = _reasoning_tokens(trace, messages, requests, blocks)
     blocks.memo.clear()
@@ -209,10 +216,15 @@ def simulate(
         notes.append(f"no price for model {model or trace.model!r}: costs are not computed")
     if any(r.history_base for r in requests):
         notes.append("the recorded harness compacted this session: replay restarts from its summary")
+    if anthropic_ttl == "auto" and ttl == "1h" and rules.mode == "explicit":
+        notes.append("cache TTL 1h: the recording shows cache reads after pauses of more than 5 minutes")
     index = _output_index(pairs)
     results = [
         _replay(pol, messages, requests, pairs, blocks, rules, hidden, summarizer, index) for pol in parsed
     ]
+    full = next((r for r in results if r.policy == "full"), None)
+    if recorded is not None and full is not None:
+        _compare_cache(recorded, requests, full)
     return SimulationReport(
         trace_id=trace.id,
         source_path=trace.source_path,
@@ -226,6 +238,28 @@ def simulate(
         recorded=recorded,
         notes=notes,
     )
+
+
+def infer_cache_ttl(requests: list[ReplayRequest]) -> str:
+    """'1h' when a recorded request read the cache after a pause of more than 5 minutes, else '5m'."""
+    previous: ReplayRequest | None = None
+    for req in requests:
+        if req.recorded_input is None:
+            continue
+        if previous is not None and req.at - previous.at > 300 and (req.recorded_cached or 0) > 0:
+            return "1h"
+        previous = req
+    return "5m"
+
+
+def _compare_cache(recorded: RecordedComparison, requests: list[ReplayRequest], full: PolicyResult) -> None:
+    """Recorded vs simulated (full history) cache hit rate over the compared requests."""
+    index = [i for i, r in enumerate(requests) if r.recorded_input][1 if recorded.calibrated else 0 :]
+    rec_input = sum(requests[i].recorded_input or 0 for i in index)
+    sim_input = sum(full.input_series[i] for i in index)
+    if rec_input and sim_input:
+        recorded.recorded_hit_rate = round(sum(requests[i].recorded_cached or 0 for i in index) / rec_input, 4)
+        recorded.simulated_hit_rate = round(sum(full.cached_series[i] for i in index) / sim_input, 4)
 
 
 def _compare_recorded(
