@@ -74,6 +74,11 @@ def _render_learn(data: dict[str, Any]) -> None:
         stdout.print(f"  [bold]{wf['id']}[/bold] {wf['name']}: {wf['steps']} steps, {len(wf['checks'])} checks, "
                      f"{wf['pitfalls']} pitfalls, {wf['runs']} runs{seed}; cues: {', '.join(wf['cues']) or '-'}",
                      highlight=False)
+    note = data.get("annotation")
+    if note:
+        stdout.print(f"  annotation: {note['calls']} model calls, {note['named']} names, {note['steps']} steps "
+                     f"polished, {note['refused']} refused" + (f" ({note['skipped']})" if note["skipped"] else ""),
+                     highlight=False)
     for fb in data["feedback"]:
         stdout.print(f"  feedback: {fb['workflow']} {fb['verdict']}", highlight=False)
     if not data["workflows"]:
@@ -96,14 +101,16 @@ def register(app: typer.Typer) -> None:
     @app.command("learn")
     def learn_command(
         repo: Path | None = typer.Option(None, "--repo", help="Only this repo's traces (its subject)."),
+        annotate: bool = typer.Option(False, "--annotate",
+                                      help="Let the configured LLM name workflows and polish step text."),
         as_json: bool = JsonOption,
     ) -> None:
-        """Learn records and workflows from the ingested traces (no model)."""
+        """Learn records and workflows from the ingested traces (no model unless --annotate)."""
         from habitus.learn import LearnError, learn
 
         conn = _conn()
         try:
-            report = learn(conn, repo=repo)
+            report = learn(conn, repo=repo, annotate=annotate)
         except LearnError as exc:
             fail(str(exc))
         finally:

@@ -32,6 +32,7 @@ class LearnReport:
     skipped_no_subject: int = 0
     workflows: list[Workflow] = field(default_factory=list)
     feedback: list[dict[str, Any]] = field(default_factory=list)
+    annotation: dict[str, Any] | None = None
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -43,6 +44,7 @@ class LearnReport:
             "skipped_no_subject": self.skipped_no_subject,
             "workflows": [workflow_summary(w) for w in self.workflows],
             "feedback": list(self.feedback),
+            "annotation": self.annotation,
             "seconds": round(self.seconds, 3),
         }
 
@@ -65,10 +67,11 @@ def _trace_version(ended: str | None, steps: int) -> str:
 
 
 def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | str | None = None,
-          rebuild: bool = True) -> LearnReport:
+          rebuild: bool = True, annotate: bool = False, provider: Any = None) -> LearnReport:
     """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
 
     `repo` restricts learning to that repo's subject and reads file text from it for places.
+    `annotate` lets the configured LLM (or `provider`) name workflows and polish step text.
     """
     from habitus.capture.subject import repo_subject
     from habitus.learn.feedback import apply_feedback
@@ -127,6 +130,12 @@ def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | 
         report.records_total += len(records)
         workflows = induce(records, subj)
         carry_ids(workflows, load_workflows(conn, subj, status=None))
+        if annotate and workflows:
+            from habitus.learn.annotate import annotate_workflows
+
+            summary = annotate_workflows(workflows, provider)
+            report.annotation = {k: (report.annotation or {}).get(k, 0) + v if isinstance(v, int) else v
+                                 for k, v in summary.items()}
         save_workflows(conn, subj, workflows)
         report.workflows.extend(workflows)
     report.subjects = subjects
