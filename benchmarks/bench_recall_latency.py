@@ -23,10 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-VOCAB = ("grid toolbar export import palette layer brush zoom canvas history undo redo selection snap ruler "
+VOCAB = str.split("grid toolbar export import palette layer brush zoom canvas history undo redo selection snap ruler "
          "guide font text shape filter plugin theme cache session login token upload download search index "
          "queue worker retry timeout backoff parser lexer schema migration route handler endpoint config "
-         "option flag metric logger trace span report chart table column pager sort").split()
+         "option flag metric logger trace span report chart table column pager sort")
 VERBS = ("add", "fix", "rename", "remove", "support", "implement", "refactor", "speed up")
 
 TASKS = [

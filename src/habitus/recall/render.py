@@ -121,7 +121,7 @@ def _render_workflow(index: int, sel: SelectedWorkflow, excerpt_lines: int, comp
     else:
         why = f"Picked by text similarity ({sel.why})."
     if wf.use_when and not compact:
-        why += f" Use when: {wf.use_when}"
+        why += f" Use when: {apply_fills(wf.use_when, sel.fills)}"
     if wf.single_run and not compact:
         why += " (learned from a single run)"
     out.append(why)
@@ -141,11 +141,14 @@ def _render_workflow(index: int, sel: SelectedWorkflow, excerpt_lines: int, comp
         out.append("Steps:")
         for i, number in enumerate(shown, 1):
             step = wf.steps[number - 1]
-            line = f"{i}. {apply_fills(step.do, sel.fills)}{_place_text(sel, number)}"
+            state = sel.step_state(number)
+            do = step.do
+            if state and state.status == "moved" and state.moved_from and state.file:
+                do = do.replace(state.moved_from, state.file)  # the sentence names the file where it is now
+            line = f"{i}. {apply_fills(do, sel.fills)}{_place_text(sel, number)}"
             if step.when and not compact:
                 line += f" — when {apply_fills(step.when, sel.fills)}"
             out.append(line)
-            state = sel.step_state(number)
             if excerpt_lines and state and state.excerpt:
                 body = [ln[:100] for ln in state.excerpt[:excerpt_lines]]
                 fence = "````" if any("```" in ln for ln in body) else "```"
