@@ -64,7 +64,11 @@ class CacheRules:
 
 
 def rules_for_model(model: str | None, *, anthropic_ttl: str = "5m", mode: str | None = None) -> CacheRules:
-    """Caching rules and prices of `model` from the pricing table (automatic, unpriced when unknown)."""
+    """Caching rules and prices of `model` from the pricing table (automatic, unpriced when unknown).
+
+    `anthropic_ttl` is 5m or 1h (anything else, such as an unresolved 'auto', means 5m).
+    """
+    anthropic_ttl = anthropic_ttl if anthropic_ttl in ANTHROPIC_TTL_S else "5m"
     price = None
     if model:
         try:
