@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         try:
             reports = simulate_files(sessions, specs, model, summarizer=chosen, anthropic_ttl=cache_ttl,
                                      hidden_prefix=hidden_prefix)
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        except (OSError, ValueError) as exc:  # unreadable file, or a format the readers reject
             fail(str(exc))
         if not reports:
             fail("no session in the given files made a model request (nothing to simulate)")
