@@ -136,16 +136,15 @@ def _lines_at(rec: Record, key: tuple[str, tuple[str, ...]]) -> list[str]:
 
 
 def _do_sentence(key: tuple[str, tuple[str, ...]], examples: list[str], verb: str) -> str:
+    """What to do at a place: the typical edited line (values as blanks) and the block it goes in."""
     file, chain = key
-    where = f"`{chain[-1]}`" if chain else f"`{file}`"
-    inside = f" in `{chain[0]}`" if len(chain) > 1 and chain[0] != chain[-1] else ""
-    text = f"{verb} at {where}{inside} ({file})" if chain else f"{verb} in `{file}`"
+    where = f"inside `{chain[-1]}`" if chain else f"to `{file}`"
     if examples:
         example = examples[0]
         if len(example) > 110:
             example = example[:109] + "…"
-        text += f", like `{example}`"
-    return text
+        return f"{verb} `{example}` {where}"
+    return f"{verb} code {where}" if chain else f"{verb} code in `{file}`"
 
 
 def _representative(records: list[Record], key: tuple[str, tuple[str, ...]], maps: dict[str, dict[str, str]]
@@ -224,7 +223,8 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
     steps = []
     for key in keys:
         examples = _representative(good, key, maps)
-        verb = "Add" if all(e.tool != "Write" for r in good for e in r.edits) else "Write"
+        verb = "Add" if all(e.tool not in ("Write", "write_file", "create_file") for r in good for e in r.edits) \
+            else "Write"
         steps.append(WorkflowStep(do=_do_sentence(key, examples, verb), place=Place(file=key[0], chain=list(key[1]))))
     values = [v for m in maps_list for v in m.values()]
     values += [v for r in good for v in task_values(r.task).values()]
