@@ -61,3 +61,43 @@ def claude_session_lines(session: str, cwd: Path, start: int = 0, turns: int = 1
                                                                  "content": "1 failed", "is_error": True}]}}),
         ]
     return lines
+
+
+def claude_mistake_session(session: str, cwd: Path, day: int) -> list[str]:
+    """A generated Claude Code session that makes the recurring mistake: pytest before migrating.
+
+    The agent edits db/migrations.py, runs `pytest -q` (fails: no such column), then runs
+    `make migrate && pytest -q` (passes).
+    """
+    ts = f"2026-11-{day:02d}T10:00:00.000Z"
+    base = {"sessionId": session, "cwd": str(cwd), "version": "2.0.0", "gitBranch": "main", "timestamp": ts,
+            "isSidechain": False, "userType": "external"}
+    usage = {"input_tokens": 1200, "output_tokens": 80}
+
+    def assistant(uid: str, parent: str, tool_id: str, name: str, tool_input: dict) -> str:
+        return json.dumps({**base, "type": "assistant", "uuid": uid, "parentUuid": parent,
+                           "message": {"role": "assistant", "model": "claude-sonnet-4-5", "id": f"m-{uid}",
+                                       "type": "message", "usage": usage,
+                                       "content": [{"type": "tool_use", "id": tool_id, "name": name,
+                                                    "input": tool_input}]}})
+
+    def result(uid: str, parent: str, tool_id: str, text: str, error: bool) -> str:
+        return json.dumps({**base, "type": "user", "uuid": uid, "parentUuid": parent,
+                           "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_id,
+                                                                    "content": text, "is_error": error}]}})
+
+    mig = str(cwd / "db" / "migrations.py")
+    return [
+        json.dumps({**base, "type": "user", "uuid": "u0", "parentUuid": None,
+                    "message": {"role": "user", "content": "add an email column to the users table"}}),
+        assistant("a1", "u0", "t1", "Edit", {"file_path": mig, "old_string": "MIGRATIONS = []",
+                                             "new_string": "MIGRATIONS = ['add users.email']"}),
+        result("r1", "a1", "t1", "The file has been updated.", False),
+        assistant("a2", "r1", "t2", "Bash", {"command": "pytest -q"}),
+        result("r2", "a2", "t2", "E   sqlite3.OperationalError: no such column: users.email\n1 failed", True),
+        assistant("a3", "r2", "t3", "Bash", {"command": "make migrate && pytest -q"}),
+        result("r3", "a3", "t3", "migrated\n3 passed", False),
+        json.dumps({**base, "type": "assistant", "uuid": "a4", "parentUuid": "r3",
+                    "message": {"role": "assistant", "model": "claude-sonnet-4-5", "id": "m-a4", "type": "message",
+                                "usage": usage, "content": [{"type": "text", "text": "Done."}]}}),
+    ]

@@ -207,3 +207,45 @@ def test_demo_delivery_returns_hook_output_and_rules_block(repo: Path) -> None:
     out = demo_delivery(connect(), repo, "add a users column")
     assert out["rules_block"].startswith(BEGIN) and "make migrate" in out["rules_block"]
     assert out["applied"]["written"] is True
+
+
+def test_sessions_with_a_recurring_mistake_flow_from_transcripts_to_one_rule(repo: Path, tmp_path: Path) -> None:
+    """Generated transcripts → real ingest → real learn → promote proposes one compressed rule."""
+    from habitus.capture.ingest import ingest_paths
+    from habitus.learn import learn
+    from habitus.store import open_store
+
+    from .conftest import claude_mistake_session, git
+
+    (repo / "db").mkdir()
+    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "db")
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for i in range(3):
+        (sessions / f"s{i}.jsonl").write_text("\n".join(claude_mistake_session(f"s{i}", repo, 10 + i)) + "\n")
+    with open_store() as store:
+        assert ingest_paths([sessions], store).traces == 3
+    conn = connect()
+    learn(conn, repo=repo)
+    target = repo / "AGENTS.md"
+    target.write_text(AGENTS_MD)
+    proposal = propose(conn, target)
+    assert len(proposal.additions) == 1, proposal.to_dict()
+    rule = proposal.additions[0].rule
+    assert "pytest" in rule.text and "make migrate" in rule.text and len(rule.lines) <= 3
+    assert rule.evidence["sessions"] >= 2 and rule.evidence["tokens_cost"] > 0
+    apply(conn, proposal)
+    assert propose(conn, target).additions == []
+
+
+@pytest.mark.parametrize(("text", "width", "lines"), [
+    ("short rule", 100, ["short rule"]),
+    ("run `make migrate && pytest -q` first", 30, ["run", "`make migrate && pytest -q`", "first"]),
+    ("a " * 60, 100, ["a " * 49 + "a", "a " * 9 + "a"]),
+])
+def test_wrap_rule_never_breaks_inside_code(text: str, width: int, lines: list[str]) -> None:
+    from habitus.deliver.promote import wrap_rule
+
+    assert wrap_rule(text, width) == [line.strip() for line in lines]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 import shutil
 import sqlite3
-import textwrap
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,14 +87,43 @@ def _target_key(target: Path) -> str:
     return str(target.resolve())
 
 
+_SOURCE_RANK = {"note": 0, "pitfall": 1, "refine": 2, "record": 3}  # worded by a person, then by learn, ...
+_TOKEN = re.compile(r"`[^`]*`\S*|\S+")
+
+
+def wrap_rule(text: str, width: int = RULE_LINE_CHARS) -> list[str]:
+    """Greedy wrap that never breaks inside a `code span` (a span longer than a line is cut)."""
+    lines: list[str] = []
+    current = ""
+    for token in _TOKEN.findall(text):
+        while len(token) > width:
+            if current:
+                lines.append(current)
+                current = ""
+            lines.append(token[:width])
+            token = token[width:]
+        if current and len(current) + 1 + len(token) > width:
+            lines.append(current)
+            current = token
+        else:
+            current = f"{current} {token}" if current else token
+    if current:
+        lines.append(current)
+    return lines
+
+
 def compress(members: list[Candidate]) -> list[str]:
-    """One rule of 1–3 short lines for a cluster: the best-evidenced member's text, first sentences first."""
-    best = sorted(members, key=lambda c: (-c.sessions, -c.tokens_cost, len(c.text)))[0]
+    """One rule of 1–3 short lines for a cluster, worded by its best member (first sentence if too long).
+
+    Best: a person's note first, then a learned pitfall, a refine edit, a raw detour; within a source,
+    the most sessions, then the most tokens, then the shortest text.
+    """
+    best = sorted(members, key=lambda c: (_SOURCE_RANK.get(c.source, 9), -c.sessions, -c.tokens_cost,
+                                          len(c.text)))[0]
     text = " ".join(best.text.split())
-    lines = textwrap.wrap(text, RULE_LINE_CHARS, break_long_words=True, break_on_hyphens=False)
+    lines = wrap_rule(text)
     if len(lines) > MAX_RULE_LINES:
-        sentence = text.split(". ")[0].rstrip(".") + "."
-        lines = textwrap.wrap(sentence, RULE_LINE_CHARS, break_long_words=True, break_on_hyphens=False)
+        lines = wrap_rule(text.split(". ")[0].rstrip(".") + ".")
         if len(lines) > MAX_RULE_LINES:
             lines = lines[:MAX_RULE_LINES]
             lines[-1] = lines[-1][: RULE_LINE_CHARS - 1].rstrip() + "…"
