@@ -13,41 +13,14 @@ requests (so caches stay warm). Prints wall time per model and the per-policy fi
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import random
 import time
-from datetime import UTC, datetime, timedelta
 
+from habitus.context.demo import synthetic_session
 from habitus.context.simulate import simulate
 from habitus.context.tokens import tokenizer_name
-from habitus.core.trace import Step, StepKind, ToolCall, Trace
 
 POLICIES = ["full", "keep-last:5", "keep-last:5+summary:3", "compact:50000", "clear-results:5"]
-
-
-def synthetic_session(requests: int, seed: int = 7) -> Trace:
-    rng = random.Random(seed)
-    start = datetime(2025, 6, 1, tzinfo=UTC)
-    steps = [Step(kind=StepKind.SYSTEM, text="You are an operations agent. " * 40),
-             Step(kind=StepKind.USER, text="Reconcile this month's invoices and file the discrepancies.")]
-    ids: list[str] = []
-    for i in range(requests):
-        at = (start + timedelta(seconds=20 * i)).isoformat()
-        if i and i % 100 == 0:
-            steps.append(Step(kind=StepKind.USER, text=f"Checkpoint {i}: keep going.", timestamp=at))
-        new_id = f"INV-{rng.randrange(10**6, 10**7)}"
-        ids.append(new_id)
-        use = rng.choice(ids[-50:])  # later calls reuse ids seen in earlier outputs
-        rows = [{"id": f"INV-{rng.randrange(10**6, 10**7)}", "amount": round(rng.uniform(1, 5000), 2),
-                 "path": f"/data/invoices/2025/{rng.randrange(1, 13):02d}/{rng.randrange(1000)}.pdf",
-                 "status": rng.choice(["open", "paid", "disputed"])} for _ in range(rng.randrange(0, 8))]
-        output = json.dumps({"invoice": {"id": new_id, "total": round(rng.uniform(10, 9000), 2)}, "related": rows})
-        call = ToolCall(name=rng.choice(["get_invoice", "search_ledger", "file_discrepancy"]),
-                        input={"invoice_id": use, "page": i % 7}, call_id=f"call_{i}", output=output)
-        steps.append(Step(kind=StepKind.TOOL, tool=call, timestamp=at))
-    steps.append(Step(kind=StepKind.ASSISTANT, text="Done: discrepancies filed."))
-    return Trace(id=f"synthetic-{requests}", source_format="chat", agent="synthetic", model="gpt-5", steps=steps)
 
 
 def main() -> None:

@@ -193,3 +193,17 @@ def test_cache_ttl_is_inferred_from_reads_after_long_pauses(gaps, cached, ttl):
         requests.append(ReplayRequest(n_messages=0, end=0, at=at, output_tokens=1, recorded_input=1000,
                                       recorded_cached=read))
     assert infer_cache_ttl(requests) == ttl
+
+
+def test_demo_simulates_the_bundled_session_and_writes_the_report(tmp_path):
+    from habitus.context.demo import demo_context, synthetic_session
+
+    assert synthetic_session(30).to_dict() == synthetic_session(30).to_dict()  # seeded: the same every time
+    page = demo_context(tmp_path / "demo", requests=40)
+    assert page.name == "index.html" and "keep-last:5+summary:3" in page.read_text()
+    data = json.loads((tmp_path / "demo" / "report.json").read_text())
+    [report] = data
+    by_policy = {r["policy"]: r for r in report["results"]}
+    assert report["requests"] == 41
+    assert by_policy["keep-last:5"]["peak_context"] < by_policy["full"]["peak_context"]
+    assert by_policy["keep-last:5"]["dependency_loss"] > 0 and by_policy["full"]["dependency_loss"] == 0
