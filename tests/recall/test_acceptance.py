@@ -91,3 +91,18 @@ def test_recall_counts_shows_stale_hits_and_logs_the_handover(repo_with_memory: 
     assert [h["session_id"] for h in logs] == ["s-1", "s-2"]
     assert logs[1]["stale"][0]["step"] == 2 and logs[1]["workflows"] == ["wf-add-keyboard-shortcut"]
     assert {s["place"]["file"] for s in logs[0]["steps"]} >= {"src/app/keymap.py", "src/app/commands.py"}
+
+
+def test_a_result_made_without_logging_can_be_recorded_later(repo_with_memory: Path) -> None:
+    from habitus.recall import record_handover
+    from habitus.store.memory import get_workflow, list_handovers
+    from habitus.store.sqlite import connect
+
+    conn = connect()
+    result = recall("Add a keyboard shortcut for export", cwd=repo_with_memory, conn=conn, log=False)
+    assert list_handovers(conn) == [] and get_workflow(conn, "wf-add-keyboard-shortcut").counters.shown == 0
+    assert record_handover(conn, result, session_id="hook-1") is True
+    assert get_workflow(conn, "wf-add-keyboard-shortcut").counters.shown == 1
+    assert [h["session_id"] for h in list_handovers(conn)] == ["hook-1"]
+    nothing = recall("Fix the database connection timeout", cwd=repo_with_memory, conn=conn, log=False)
+    assert record_handover(conn, nothing) is False

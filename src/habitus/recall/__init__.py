@@ -9,15 +9,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from habitus.recall.api import RecallError, RecallResult, recall
+    from habitus.recall.api import RecallError, RecallResult, recall, record_handover
     from habitus.recall.cues import split_items
     from habitus.recall.intent import classify_intent
     from habitus.recall.negation import strip_negated
 
-__all__ = ["RecallError", "RecallResult", "classify_intent", "recall", "split_items", "strip_negated"]
+__all__ = ["RecallError", "RecallResult", "classify_intent", "recall", "record_handover", "split_items",
+           "strip_negated"]
 
 _WHERE = {
     "recall": "habitus.recall.api",
+    "record_handover": "habitus.recall.api",
     "RecallResult": "habitus.recall.api",
     "RecallError": "habitus.recall.api",
     "classify_intent": "habitus.recall.intent",

@@ -37,6 +37,12 @@ class RecallResult:
     text: str = ""
     budget: int = 0
     selector: str = "habitus"
+    # for `record_handover` (counting and logging a result later, e.g. once a hook decides to show it)
+    cwd: str | None = None
+    subject: str | None = None
+    agent: str = "claude"
+    session_id: str | None = None
+    stale_counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def chars(self) -> int:
@@ -207,7 +213,23 @@ def _apply_validation(selected: list[SelectedWorkflow], cwd: Path) -> list[Selec
     return kept
 
 
-def _record(conn: sqlite3.Connection, result: RecallResult, stale_ids: dict[str, int], *, cwd: Path,
+def record_handover(conn: sqlite3.Connection, result: RecallResult, *, session_id: str | None = None) -> bool:
+    """Count the shows and stale hits of `result` and log it as a hand-over; False when there was nothing to log.
+
+    `recall(log=True)` does this itself; call it for a result made with `log=False` once it is shown.
+    """
+    if not result.selected and not any(result.stale_counts.values()):
+        return False
+    if result.subject is None and result.cwd:
+        from habitus.capture.subject import repo_subject
+
+        result.subject = repo_subject(result.cwd)
+    _record(conn, result, result.stale_counts, cwd=result.cwd, subject=result.subject,
+            session_id=session_id or result.session_id, agent=result.agent)
+    return True
+
+
+def _record(conn: sqlite3.Connection, result: RecallResult, stale_ids: dict[str, int], *, cwd: str | None,
             subject: str | None, session_id: str | None, agent: str) -> None:
     from habitus.store.memory import bump_counters, log_handover, set_last_verified
 
@@ -229,7 +251,7 @@ def _record(conn: sqlite3.Connection, result: RecallResult, stale_ids: dict[str,
                                     "chain": list(place.chain)} if place else None})
     dicts = [s.to_dict() for s in result.selected]
     log_handover(conn, {
-        "task": result.task, "session_id": session_id, "subject": subject, "cwd": str(cwd), "agent": agent,
+        "task": result.task, "session_id": session_id, "subject": subject, "cwd": cwd, "agent": agent,
         "selector": result.selector, "intent": result.intent, "workflows": result.workflow_ids, "steps": steps,
         "stale": [dict(s, workflow=d["id"]) for d in dicts for s in d["stale"]],
         "moved": [dict(m, workflow=d["id"]) for d in dicts for m in d["moved"]],
@@ -274,13 +296,10 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
                 v = sel.validation
                 stale_ids[sel.workflow.id] = len(v.stale_steps) + sum(c.stale for c in v.checks) if v else 0
         result = RecallResult(task=task, intent=intent, selected=selected, text=render(selected, limit),
-                              budget=limit, selector=selector)
-        if log and conn is not None and (result.selected or any(stale_ids.values())):
-            if subject is None:
-                from habitus.capture.subject import repo_subject
-
-                subject = repo_subject(folder)
-            _record(conn, result, stale_ids, cwd=folder, subject=subject, session_id=session_id, agent=agent)
+                              budget=limit, selector=selector, cwd=str(folder), subject=subject, agent=agent,
+                              session_id=session_id, stale_counts=stale_ids)
+        if log and conn is not None:
+            record_handover(conn, result)
         return result
     finally:
         if own_conn is not None:
