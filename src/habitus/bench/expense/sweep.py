@@ -179,7 +179,7 @@ def run_sweep(
         "benchmark": "expense-itemization",
         "agent": bot.name,
         "scripted": bool(bot.scripted),
-        "label": "scripted agent (not a model)" if bot.scripted else "LLM agent",
+        "label": "scripted agent, not a model" if bot.scripted else "LLM agent",
         "configs": [c.to_dict() for c in cfgs],
         "tools": list(tools),
         "tasks": tasks,
