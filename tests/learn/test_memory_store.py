@@ -114,3 +114,13 @@ def test_records_round_trip_and_filter_by_subject(conn):
     [got] = memory.load_records(conn, SUBJECT)
     assert got.to_dict() == rec.to_dict()
     assert len(memory.load_records(conn)) == 2
+
+
+def test_importing_an_id_of_another_repo_keeps_both(conn):
+    memory.save_workflows(conn, SUBJECT, [_wf("w1")])
+    [new_id] = memory.import_workflows(conn, "otherroot", [_wf("w1")])
+    assert new_id != "w1"
+    assert [w.id for w in memory.load_workflows(conn, SUBJECT)] == ["w1"]
+    assert [w.id for w in memory.load_workflows(conn, "otherroot")] == [new_id]
+    # importing again into the same repo updates in place
+    assert memory.import_workflows(conn, SUBJECT, [_wf("w1")]) == ["w1"]

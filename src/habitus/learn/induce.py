@@ -253,8 +253,9 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
 
 
 def _common_reads(records: list[Record]) -> list[str]:
-    counts: Counter[str] = Counter(f for r in records for f in set(r.reads_before_edit))
-    return [f for f, c in counts.most_common() if c * 2 >= len(records)][:6]
+    counts: Counter[str] = Counter(f for r in records for f in dict.fromkeys(r.reads_before_edit))
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [f for f, c in ranked if c * 2 >= len(records)][:6]
 
 
 def induce(records: list[Record], subject: str | None = None) -> list[Workflow]:

@@ -9,6 +9,7 @@ by the subject's root commit, so every clone of a repo shares memory (DESIGN §3
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -170,13 +171,21 @@ def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workf
 
 
 def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow]) -> list[str]:
-    """Insert or update imported workflows (attached to `subject`), keeping everything else; returns ids."""
+    """Insert or update imported workflows (attached to `subject`), keeping everything else; returns ids.
+
+    A workflow whose id already belongs to another repo is stored under a derived id, so importing
+    one repo's export into another never moves the original.
+    """
     ensure_memory_schema(conn)
     now = _now()
     conn.execute("BEGIN IMMEDIATE")
     try:
         for wf in workflows:
             target = subject if subject is not None else wf.subject
+            row = conn.execute("SELECT root FROM workflows WHERE id = ?", (wf.id,)).fetchone()
+            if row is not None and row["root"] != _root(target):
+                # the same id belongs to another repo: keep both (ids are global)
+                wf.id = f"{wf.id}-{hashlib.sha1((target or '').encode()).hexdigest()[:6]}"
             wf.subject = target
             _upsert(conn, wf, target, "imported", now, keep_counters=False)
         conn.execute("COMMIT")
