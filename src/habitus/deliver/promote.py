@@ -131,12 +131,20 @@ def compress(members: list[Candidate]) -> list[str]:
 
 
 def _merge_evidence(members: list[Candidate]) -> dict[str, Any]:
+    """Cluster evidence. Sources often see the same events (a learned pitfall is made of the detours in
+    the records), so tokens and failures are summed within a source and the largest source total is
+    taken, never the sum across sources."""
     ids: set[str] = set()
     for m in members:
         ids |= m.session_ids
     sessions = max([len(ids)] + [m.session_count for m in members])
+    tokens: dict[str, int] = {}
+    failures: dict[str, int] = {}
+    for m in members:
+        tokens[m.source] = tokens.get(m.source, 0) + m.tokens_cost
+        failures[m.source] = failures.get(m.source, 0) + m.failures
     return {"sessions": sessions, "session_ids": sorted(ids)[:20],
-            "tokens_cost": sum(m.tokens_cost for m in members), "failures": sum(m.failures for m in members),
+            "tokens_cost": max(tokens.values(), default=0), "failures": max(failures.values(), default=0),
             "sources": sorted({m.source for m in members}), "origin": sorted({o for m in members for o in m.origin})}
 
 
