@@ -87,3 +87,30 @@ def test_hook_round_trip_leaves_settings_byte_identical(repo: Path, tmp_path: Pa
 
     uninstall_hooks(agent, settings)
     assert settings.read_text() == ORIGINAL
+
+
+def test_session_end_judges_the_hand_over_the_session_received(repo: Path, tmp_path: Path) -> None:
+    """Prompt hook shows a workflow → the session edits its file → the session-end hook counts it as helped."""
+    from habitus.store.memory import get_workflow, import_workflows
+
+    from .conftest import claude_mistake_session, run_hook
+
+    (repo / "db").mkdir()
+    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "db")
+    conn = connect()
+    import_workflows(conn, repo_subject(repo), [Workflow(
+        id="wf-mig", name="add a database migration", use_when="adding a migration", cues=Cues(any=["column"]),
+        steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))])])
+    conn.close()
+    transcript = tmp_path / "s-fb.jsonl"
+    transcript.write_text("\n".join(claude_mistake_session("s-fb", repo, 20)) + "\n")
+    base = {"session_id": "s-fb", "transcript_path": str(transcript), "cwd": str(repo)}
+    shown = run_hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
+                                          "prompt": "add an email column to the users table"})
+    assert b"db/migrations.py" in shown.stdout
+    run_hook("SessionEnd", {**base, "hook_event_name": "SessionEnd"}, env={"HABITUS_HOOK_INLINE": "1"},
+             budget="30")
+    counters = get_workflow(connect(), "wf-mig").counters
+    assert (counters.shown, counters.helped) == (1, 1)

@@ -4,8 +4,9 @@
   a prompt picks workflows the session has not been shown yet;
 - after a tool call → a pitfall warning when a pitfall's trigger matches the call, once per pitfall
   per session;
-- session end (Claude `SessionEnd`, Codex `Stop`) → incremental ingest of the session transcript,
-  in a detached background process so the agent never waits for it.
+- session end (Claude `SessionEnd`, Codex `Stop`) → incremental ingest of the session transcript and
+  learning from it (records, hand-over feedback, the repo's workflows), in a detached background
+  process so the agent never waits for it.
 
 Output goes through `hookSpecificOutput.additionalContext` (the only channel that reaches the model
 for every event). `run_event` is what the entry point calls and what a demo can call directly.
@@ -243,7 +244,7 @@ def session_end(payload: dict[str, Any], *, agent: str = "claude") -> None:
 
 
 def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None:
-    """Ingest one transcript incrementally (new lines only) and refresh its records; errors go to hooks.log."""
+    """Ingest one transcript incrementally (new lines only), then learn from it; errors go to hooks.log."""
     from habitus.deliver.hook import log_line
 
     try:
@@ -260,12 +261,23 @@ def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None
 
 
 def _refresh_records(store: Any, path: str) -> int:
-    """Learn the records (edits, commands, detours) of the traces read from `path`."""
-    try:
-        from habitus.learn.records import record_from_trace
-        from habitus.store.memory import save_records
-    except ImportError:
-        return 0
+    """Learn from the traces read from `path`: records, hand-over feedback, the repo's workflows.
+
+    Uses `habitus.learn.learn` per repo (new traces only); without it, stores the records alone.
+    """
     resolved = {path, str(Path(path).resolve())}
-    traces = [store.get_trace(s.id) for s in store.list_traces() if s.source_path in resolved]
+    summaries = [s for s in store.list_traces() if s.source_path in resolved]
+    try:
+        from habitus.learn import learn
+    except ImportError:
+        learn = None
+    if learn is not None:
+        done = 0
+        for subject in sorted({s.subject for s in summaries if s.subject}):
+            done += learn(store.conn, subject).records_new
+        return done
+    from habitus.learn.records import record_from_trace
+    from habitus.store.memory import save_records
+
+    traces = [store.get_trace(s.id) for s in summaries]
     return save_records(store.conn, [record_from_trace(t) for t in traces if t is not None])
