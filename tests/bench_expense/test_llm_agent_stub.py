@@ -85,3 +85,17 @@ def test_a_spent_model_budget_stops_the_sweep_and_keeps_what_ran(tmp_path: Path)
     assert result.meta["stopped"] and "max calls" in result.meta["stopped"]
     assert result.episodes[-1].ended_by == "budget" and result.episodes[-1].primary_failure == "aborted"
     assert [c["config"] for c in result.cells] == ["C2"] and (tmp_path / "report.html").exists()
+
+
+def test_self_edit_offers_the_edit_context_tool_to_the_model() -> None:
+    from habitus.bench.expense.runner import resolve_config
+
+    task = generate_tasks(1, seed=8, difficulty=Difficulty.level(0))[0]
+    with StubOpenAI() as stub:
+        agent = LLMAgent(stub_provider(stub.base_url))
+        result = run_episode(task, agent, resolve_config("self-edit"), "slim")
+        offered = {t["function"]["name"] for t in stub.requests[0]["tools"]}
+        plain = run_episode(task, agent, CONFIGS["C2"], "slim")
+        offered_plain = {t["function"]["name"] for t in stub.requests[-1]["tools"]}
+    assert result.complete and plain.complete
+    assert "edit_context" in offered and "edit_context" not in offered_plain

@@ -105,3 +105,16 @@ def test_metrics_of_a_partial_run() -> None:
     assert result.has_line and not result.within_10pct
     assert result.coverage == pytest.approx(112 / 156.5)
     assert result.line_accuracy == pytest.approx(2 / 5) and result.remaining == "44.50"
+
+
+def test_an_edit_context_call_under_self_edit_is_answered_by_the_harness_not_the_form() -> None:
+    from habitus.bench.expense.runner import resolve_config
+
+    edit = ("edit_context", {"drop": ["call_2_0"]})
+    result = run_episode(TASK, ScriptAgent([OPEN, ROOM, edit, TAX, BREAKFAST, BREAKFAST, CITY, SAVE]),
+                         resolve_config("self-edit"), "slim")
+    assert result.complete and result.failures == []
+    assert "edit_context" not in [e["tool"] for e in result.events]
+    # under any other policy the form does not know that tool
+    other = play([OPEN, ROOM, edit, TAX, BREAKFAST, BREAKFAST, CITY, SAVE])
+    assert categories(other) == ["tool_error"] and other.complete

@@ -335,13 +335,15 @@ class LLMAgent:
     def __init__(self, provider: Any, max_tokens: int | None = 1024, temperature: float | None = 0.0) -> None:
         self.provider = provider
         self.max_tokens, self.temperature = max_tokens, temperature
+        self.tools: list[dict[str, Any]] = list(TOOLS)  # the runner adds edit_context under `self-edit`
         self.name = f"llm:{getattr(provider, 'model', None) or getattr(provider, 'name', 'model')}"
 
     def start(self, task: Task, rng: random.Random) -> None:
         pass
 
     def act(self, messages: list[dict[str, Any]]) -> AgentTurn:
-        response = self.provider.chat(messages, tools=TOOLS, max_tokens=self.max_tokens, temperature=self.temperature)
+        response = self.provider.chat(messages, tools=self.tools, max_tokens=self.max_tokens,
+                                      temperature=self.temperature)
         calls = [(c.name, dict(c.arguments or {})) for c in response.tool_calls]
         return AgentTurn(tool_calls=calls, text=response.text or "", usage=response.usage, cost=response.cost,
                          call_ids=[c.id for c in response.tool_calls] or None)

@@ -18,12 +18,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from habitus.bench.expense.agents import Agent, ContextBoundAgent
-from habitus.bench.expense.env import SNAPSHOT_TAIL, ExpenseEnv
+from habitus.bench.expense.env import SNAPSHOT_TAIL, TOOLS, ExpenseEnv
 from habitus.bench.expense.metrics import EpisodeResult, score_episode
 from habitus.bench.expense.tasks import Task
 from habitus.bench.expense.vocab import SUBCATEGORY_NAMES
 from habitus.context.cost import Block, PrefixCache, rules_for_model
-from habitus.context.policies import PolicyState, apply_policy, parse_policy
+from habitus.context.policies import (
+    SELF_EDIT_TOOL,
+    SELF_EDIT_TOOL_NAME,
+    PolicyState,
+    apply_policy,
+    parse_policy,
+)
 from habitus.context.summarize import StateExtractorSummarizer
 from habitus.context.tokens import MESSAGE_OVERHEAD_TOKENS, count_tokens, message_text
 from habitus.core.trace import Usage
@@ -143,6 +149,8 @@ def run_episode(
     rng = random.Random(f"{seed}:{task.task_id}:{config.name}:{variant}:{run}")
     agent.start(task, rng)
     policy = parse_policy(config.policy)
+    if hasattr(agent, "tools"):  # a model agent is offered the context-editing tool under `self-edit`
+        agent.tools = [*TOOLS, SELF_EDIT_TOOL] if policy.kind == "self-edit" else list(TOOLS)
     state = PolicyState()
     meter = TokenMeter(state)
     summarizer = StateExtractorSummarizer()
@@ -195,7 +203,11 @@ def run_episode(
                 agent_cost = (agent_cost or 0.0) + req.cost
         if calls:
             for cid, (name, args) in zip(ids, calls, strict=False):
-                history.append({"role": "tool", "tool_call_id": cid, "content": env.call(name, args)})
+                if name == SELF_EDIT_TOOL_NAME and policy.kind == "self-edit":  # the harness's tool, not the form's
+                    content = json.dumps({"ok": True, "note": "the edit takes effect from your next turn"})
+                else:
+                    content = env.call(name, args)
+                history.append({"role": "tool", "tool_call_id": cid, "content": content})
             if env.saved:
                 ended_by = "save"
                 break
