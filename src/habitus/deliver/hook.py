@@ -21,6 +21,7 @@ from typing import Any
 
 DEFAULT_BUDGET_S = 1.5
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a payload beyond this is not a hook payload we can use
+MAX_LOG_BYTES = 1024 * 1024
 
 
 def _home() -> Path:
@@ -34,7 +35,10 @@ def log_line(event: str, agent: str, message: str) -> None:
         logs.mkdir(parents=True, exist_ok=True)
         one_line = " ".join(str(message).split())[:500]
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        with open(logs / "hooks.log", "a", encoding="utf-8") as fh:
+        path = logs / "hooks.log"
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            os.replace(path, logs / "hooks.log.1")  # keep one previous file; the log stays bounded
+        with open(path, "a", encoding="utf-8") as fh:
             fh.write(f"{stamp} {agent} {event} {one_line}\n")
     except Exception:  # noqa: BLE001 - nothing may escape a hook
         pass
