@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from habitus.store.home import default_db_path
 
 BUSY_TIMEOUT_MS = 30_000
-_applied: dict[tuple[str, str], int] = {}
-_applied_lock = threading.Lock()
 
 
 class StoreError(RuntimeError):
@@ -55,10 +52,6 @@ def ensure_schema(conn: sqlite3.Connection, component: str, migrations: Sequence
     `migrations[i]` is a SQL script taking the component from version i to i + 1. Safe to call
     on every open and from concurrent processes (BEGIN IMMEDIATE serializes migrators).
     """
-    key = (_db_identity(conn), component)
-    with _applied_lock:
-        if _applied.get(key) == len(migrations):
-            return len(migrations)
     conn.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
     row = conn.execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
     if row is None or row[0] < len(migrations):
@@ -80,14 +73,7 @@ def ensure_schema(conn: sqlite3.Connection, component: str, migrations: Sequence
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-    with _applied_lock:
-        _applied[key] = len(migrations)
     return len(migrations)
-
-
-def _db_identity(conn: sqlite3.Connection) -> str:
-    row = conn.execute("PRAGMA database_list").fetchone()
-    return f"{id(conn)}:{row[2] if row else ''}"
 
 
 def _split_sql(script: str) -> list[str]:
