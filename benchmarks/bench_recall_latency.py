@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -112,23 +113,36 @@ def populate(repo: Path, files: list[str], n_workflows: int, n_records: int, see
     conn.close()
 
 
+CPU_MS: list[float] = []  # CPU time (user + sys) of each timed child process, alongside wall time
+
+
 def time_runs(cmd: list[str], tasks: list[str], runs: int, repo: Path) -> list[float]:
     out = []
+    CPU_MS.clear()
     for i in range(runs):
         task = tasks[i % len(tasks)]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run([*cmd, task, "--cwd", str(repo), "--json"], capture_output=True, text=True, check=False)
         out.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU_MS.append(1000 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime))
         if done.returncode != 0:
             raise SystemExit(f"recall failed: {done.stderr.strip()}")
     return out
 
 
-def summary(name: str, ms: list[float]) -> str:
+def _p95(ms: list[float]) -> float:
     ordered = sorted(ms)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-    return (f"{name:<34} n={len(ms):<4} p50={statistics.median(ms):7.1f} ms  p95={p95:7.1f} ms  "
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def summary(name: str, ms: list[float], cpu: list[float] | None = None) -> str:
+    line = (f"{name:<34} n={len(ms):<4} wall p50={statistics.median(ms):7.1f} p95={_p95(ms):7.1f} "
             f"max={max(ms):7.1f} ms")
+    if cpu:
+        line += f" | cpu p50={statistics.median(cpu):6.1f} p95={_p95(cpu):6.1f} ms"
+    return line
 
 
 def main() -> None:
@@ -149,10 +163,14 @@ def main() -> None:
         time_runs([habitus, "recall"], TASKS, 3, repo)  # warm the page cache
         rows = [("habitus recall (CLI process)", [habitus, "recall"]),
                 ("python -m habitus.recall (fast)", [sys.executable, "-m", "habitus.recall"])]
+        print(f"load average before timing: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs "
+              "(wall time grows with other load; CPU time much less)")
         for name, cmd in rows:
-            print(summary(name, time_runs(cmd, TASKS, args.runs, repo)))
+            wall = time_runs(cmd, TASKS, args.runs, repo)
+            print(summary(name, wall, CPU_MS))
         for task in TASKS:
-            print(summary(f"  CLI: {task[:30]}", time_runs([habitus, "recall"], [task], max(5, args.runs // 6), repo)))
+            wall = time_runs([habitus, "recall"], [task], max(5, args.runs // 6), repo)
+            print(summary(f"  CLI: {task[:30]}", wall, CPU_MS))
         from habitus.recall import recall
 
         inproc = []

@@ -155,6 +155,8 @@ def _ranked(task: str, source: Source, method: str, intent: str | None) -> list[
     from habitus.recall.fills import fill_blanks
     from habitus.recall.negation import strip_negated
 
+    if intent == "inspect" and isinstance(source, StoreSource) and all(v.intent == "change" for v in source.views()):
+        return []  # nothing could be handed to an inspect task: skip reading and ranking the texts
     vetoed = source.vetoed(task_units(task))  # a `none` phrase in the task rules a workflow out here too
     pool = [(wf_id, text) for wf_id, wf_intent, text, only_if_asked in source.rank_pool()
             if not only_if_asked and wf_id not in vetoed and not (intent == "inspect" and wf_intent == "change")]
