@@ -154,3 +154,19 @@ def test_difficulty_levels_get_harder() -> None:
     assert easy.same_day_repeat_rate < hard.same_day_repeat_rate
     mean = [sum(len(t.lines) for t in generate_tasks(30, 0, Difficulty.level(k))) / 30 for k in (0, 5, 10)]
     assert mean[0] < mean[1] < mean[2]
+
+
+def test_token_meter_counts_snapshot_responses_like_the_tokenizer() -> None:
+    from habitus.bench.expense.runner import TokenMeter
+    from habitus.context.policies import PolicyState
+    from habitus.context.tokens import count_message_tokens
+
+    task = generate_task(4)
+    env = ExpenseEnv(task, "snapshot")
+    env.call("open_expense_line", {"expense_id": task.expense_id})
+    line = task.lines[0]
+    text = env.call("add_itemization_line", {"subcategory": line.subcategory, "amount": str(line.amount),
+                                             "date": line.date})
+    msg = {"role": "tool", "tool_call_id": "c1", "content": text}
+    exact = count_message_tokens(msg)
+    assert abs(TokenMeter(PolicyState()).message(msg) - exact) <= 3  # split at the constant tail: ±1–2 tokens

@@ -85,7 +85,7 @@ def user_prompt(task: Task) -> str:
 
 
 _TEXT_TOKENS: dict[str, int] = {}  # tokens by message text, shared across episodes (same tasks recur per config/run)
-_TEXT_TOKENS_MAX = 200_000
+_TEXT_TOKENS_MAX = 50_000
 
 
 def _text_tokens(text: str) -> int:
