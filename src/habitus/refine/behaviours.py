@@ -137,6 +137,25 @@ COMMAND_PATTERNS: tuple[CommandPattern, ...] = tuple(
     )
 )
 
+# When a guardrail applies, for scoping an endorsed instruction in place ("<instruction> — except <scope>: ...").
+SCOPES = {
+    "python-heredoc": "for long scripts",
+    "script-file-heredoc": "when the terminal echoes heredocs back",
+    "python-inline": "for anything longer than one expression",
+    "pip-install": "when the environment already provides the package",
+    "sed-paging": "when the data itself can be loaded",
+    "libreoffice-recalc": "when nothing needs recalculating",
+    "pandas": "when saving the workbook",
+    "data-only-read": "when the workbook will be saved",
+    "writes-formulas": "where the grader reads computed values",
+    "styles": "when the task does not ask for formatting",
+    "row-structure": "when the task does not ask for it",
+    "new-workbook": "when an original workbook exists",
+    "sheet-surgery": "for sheets the task did not name",
+    "text-normalisation": "in the written answer",
+    "rounding": "when the task states no precision",
+}
+
 _NONZERO = next(cp.behaviour for cp in COMMAND_PATTERNS if cp.behaviour.key == "nonzero-exit")
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))(?::|$)", re.M)
 _SAVE = re.compile(r"\.save\(|\.to_excel\(|\bwrite_text\(|>\s*\S+\.(?:xlsx|csv|json)\b")

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from habitus.refine.behaviours import Behaviour
+from habitus.refine.behaviours import SCOPES, Behaviour
 from habitus.refine.summarize import FAILURE, SUCCESS, TraceSummary
 
 REINFORCE, SOFTEN = "reinforce", "soften"
@@ -84,20 +84,20 @@ def _task_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z][a-z\-]{3,}", text.lower()) if w not in _STOP}
 
 
-def cluster_condition(members: list[TraceSummary], corpus: list[TraceSummary]) -> str:
-    """Words shared by the cluster's tasks and rarer elsewhere: a model-free 'when this applies'."""
+def cluster_condition(members: list[TraceSummary], corpus: list[TraceSummary], behaviour: str = "") -> str:
+    """When the guardrail applies: task words that set the cluster apart (in at least half of its tasks and
+    twice as common as in the corpus), else the behaviour's own scope, else a plain reference to the evidence."""
     inside = Counter(w for s in members for w in _task_words(s.task))
     outside = Counter(w for s in corpus for w in _task_words(s.task))
     scored = []
     for word, count in inside.items():
-        if count < 2:
-            continue
-        share_in = count / len(members)
-        share_all = outside[word] / max(1, len(corpus))
-        if share_in > share_all:
+        share_in, share_all = count / len(members), outside[word] / max(1, len(corpus))
+        if count >= 2 and share_in >= 0.5 and share_in >= 2 * share_all:
             scored.append((-(share_in - share_all), -count, word))
     words = [word for *_, word in sorted(scored)[:3]]
-    return f"for tasks about {', '.join(words)}" if words else "in runs like the failed ones cited"
+    if words:
+        return f"for tasks about {', '.join(words)}"
+    return SCOPES.get(behaviour, "where it failed before")
 
 
 def choose_behaviour(members: list[TraceSummary], others: list[TraceSummary], allowed: Any = None
@@ -159,7 +159,7 @@ def propose_for_cluster(polarity: str, cluster_id: int, members: list[TraceSumma
         instead = _alternative(behaviour, registry, successes, failures)
         if instead:
             text = f"{text} Instead: {registry[instead].do}"
-        condition = cluster_condition(members, corpus)
+        condition = cluster_condition(members, corpus, key)
     return Proposal(
         id=f"{polarity[0].upper()}{cluster_id}", kind=kind, polarity=polarity, cluster_id=cluster_id,
         behaviour=key, observation=behaviour.observation, text=text,
