@@ -185,17 +185,21 @@ def _stage_recall(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     tasks = [fx.new_task(k)[0] for k in kinds]
     tasks += [fx.unrelated_tasks()[0],
               "Review the keyboard shortcuts described in the docs only, no code changes.",
-              f"{tasks[0].rstrip('.')}; do not touch the menu."]
-    rows, texts = [], []
+              "Toggle the grid from the menu; do not add a keyboard shortcut."]
+    rows, texts, picked_by = [], [], {}
     for task in tasks:
         result = recall(task, cwd=fx.repo, conn=store.conn, log=False)
         rows.append(_recall_row(result))
         texts.append(f"TASK: {task}\n\n{result.text or '(nothing handed over)'}")
-    # Move a file a workflow points at, commit, and recall again: the step is shown at its new path.
-    moved_note = _move_a_workflow_file(fx.repo, ctx.get("workflows") or [])
-    after = recall(tasks[0], cwd=fx.repo, conn=store.conn, log=False)
-    rows.append([f"(after {moved_note}) {tasks[0]}", *_recall_row(after)[1:]])
-    texts.append(f"TASK (after {moved_note}): {tasks[0]}\n\n{after.text}")
+        for wid in result.to_dict().get("workflow_ids") or []:
+            picked_by.setdefault(wid, task)
+    # Move a file a workflow points at, commit, and recall that workflow's task again: the step is
+    # shown at its new path instead of being handed over as if nothing had changed.
+    moved_note, moved_wf = _move_a_workflow_file(fx.repo, ctx.get("workflows") or [])
+    again = picked_by.get(moved_wf, tasks[0])
+    after = recall(again, cwd=fx.repo, conn=store.conn, log=False)
+    rows.append([f"(after {moved_note}) {again}", *_recall_row(after)[1:]])
+    texts.append(f"TASK (after {moved_note}): {again}\n\n{after.text}")
     facts["recall"] = [dict(zip(["task", "intent", "picked", "moved", "stale", "chars"], r, strict=True))
                        for r in rows]
     return Section("3. What each task was handed, and why", text="\n\n" + ("\n\n" + "-" * 60 + "\n\n").join(texts),
@@ -203,7 +207,7 @@ def _stage_recall(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
                                  rows)])
 
 
-def _move_a_workflow_file(repo: Path, workflows: list[Any]) -> str:
+def _move_a_workflow_file(repo: Path, workflows: list[Any]) -> tuple[str, str | None]:
     """git mv the first step file of the first workflow into a new folder and commit; say what moved."""
     for w in workflows:
         for step in w.steps:
@@ -215,8 +219,8 @@ def _move_a_workflow_file(repo: Path, workflows: list[Any]) -> str:
                     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
                                    env={**os.environ, "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.com",
                                         "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.com"})
-                return f"{src} moved to {dst}"
-    return "no file moved"
+                return f"{src} moved to {dst}", w.id
+    return "no file moved", None
 
 
 def _stage_hook(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
