@@ -159,3 +159,28 @@ def test_last_passing_checks_keep_first_seen_order_and_latest_passing_form():
     facts = [CommandFact("pytest -q", 1, False), CommandFact("ruff check .", 0, True),
              CommandFact("python -m pytest -q", 0, True), CommandFact("mypy src", 1, False)]
     assert last_passing_checks(facts) == ["python -m pytest -q", "ruff check ."]
+
+
+def test_files_the_commit_changed_outside_edit_tools_come_from_the_diff(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "a.py").write_text("class A:\n    x = 1\n")
+    (repo / "b.py").write_text("def f():\n    return 1\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "init")
+    (repo / "a.py").write_text("class A:\n    x = 1\n    y = 2\n")
+    (repo / "b.py").write_text("def f():\n    return 2\n")
+    _git(repo, "commit", "-qam", "change")
+    full = _git(repo, "rev-parse", "HEAD")
+    trace = _trace([
+        _tool("Read", {"file_path": f"{repo}/a.py"}, "     1\u2192class A:\n     2\u2192    x = 1"),
+        _tool("Edit", {"file_path": f"{repo}/a.py", "old_string": "    x = 1\n",
+                       "new_string": "    x = 1\n    y = 2\n"}),
+        _tool("Bash", {"command": "sed -i 's/return 1/return 2/' b.py"}, "", exit_code=0),
+        _tool("Bash", {"command": "git commit -qam change"}, f"[main {full[:7]}] change", exit_code=0),
+    ], cwd=str(repo))
+    rec = record_from_trace(trace)
+    assert [(e.file, e.tool, [p.chain for p in e.places]) for e in rec.edits] == [
+        ("a.py", "Edit", [["class A"]]), ("b.py", "diff", [["f"]])]
+    assert rec.edits[1].added == ["return 2"]

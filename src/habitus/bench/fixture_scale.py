@@ -4,7 +4,8 @@ Each variant is a generated session's trace with its task values renamed (`toggl
 `toggleGrid17`) and, for `modules > 1`, its files moved into one of several parallel modules
 (`server/` → `server3/`), consistently through the task, tool inputs and outputs. Reads and
 edits stay coherent, so records and places are computed exactly as for the originals, and the
-modules give induction many groups to tell apart.
+modules give induction many groups to tell apart. Variants name no commit (they were never
+committed), so nothing is looked up in the fixture repo's history for them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def scaled_traces(fx: Fixture, n: int, *, modules: int = 8) -> Iterator[Trace]:
         session, text = base[i % len(base)]
         copy = i // len(base) + 1
         module = i % modules if modules > 1 else None
+        if session.commit:  # a variant is not that commit: leave no commit to look up in the repo
+            text = text.replace(f"[main {session.commit[:7]}]", "[main]")
         for value in sorted(session.values.values(), key=len, reverse=True):
             if len(value) >= 4 and "+" not in value and not value.replace(".", "").isdigit():
                 text = text.replace(value, f"{value}{copy}")

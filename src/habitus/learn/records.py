@@ -148,7 +148,7 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
         repo = Path(trace.cwd)
     commit = _commit_of(trace)
     if commit and repo is not None:
-        commit = _full_commit(repo, commit) or commit
+        commit = commit_info(repo, commit)[0] or commit
     files = _Files(repo, commit)
     rec = Record(trace_id=trace.id, subject=trace.subject, task=trace.task, session_id=trace.session_id,
                  agent=trace.agent, cwd=trace.cwd, outcome=trace.outcome.status.value, commit=commit,
@@ -190,6 +190,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
         if edits:
             first_edit_seen = True
             rec.edits.extend(edits)
+    if commit and repo is not None:
+        rec.edits.extend(_diff_edits(repo, commit, set(rec.files_edited), len(trace.steps)))
     rec.checks = last_passing_checks(rec.commands)
     rec.detours = find_detours(trace)
     return rec
@@ -272,8 +274,50 @@ def _commit_of(trace: Trace) -> str | None:
     return found
 
 
-@lru_cache(maxsize=4096)
-def _full_commit(repo: Path, short: str) -> str | None:
-    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{short}^{{commit}}"],
-                          capture_output=True, text=True, check=False, timeout=10)
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+@lru_cache(maxsize=1024)
+def commit_info(repo: Path, commit: str) -> tuple[str | None, tuple[tuple[str, tuple[int, ...], tuple[str, ...]], ...]]:
+    """(full hash, [(file, changed line indexes after the commit, added lines)]) in one `git show`; (None, ())
+    when the repo does not have the commit."""
+    done = subprocess.run(["git", "-C", str(repo), "show", "--format=%H", "-U0", "--no-color", "--no-renames",
+                           f"{commit}^{{commit}}", "--"], capture_output=True, text=True, check=False, timeout=20)
+    if done.returncode != 0 or not done.stdout.strip():
+        return None, ()
+    full, _, body = done.stdout.partition("\n")
+    out: list[tuple[str, tuple[int, ...], tuple[str, ...]]] = []
+    file: str | None = None
+    lines: list[int] = []
+    added: list[str] = []
+    for line in body.split("\n"):
+        if line.startswith("+++ "):
+            if file:
+                out.append((file, tuple(lines), tuple(added)))
+            file = line[6:] if line.startswith("+++ b/") else None
+            lines, added = [], []
+        elif file and line.startswith("@@"):
+            m = _HUNK.match(line)
+            if m:
+                start, count = int(m.group(1)), int(m.group(2) or 1)
+                lines.extend(range(start - 1, start - 1 + count) if count else [max(0, start - 1)])
+        elif file and line.startswith("+") and line[1:].strip():
+            added.append(line[1:].strip())
+    if file:
+        out.append((file, tuple(lines), tuple(added)))
+    return full.strip(), tuple(out)
+
+
+def _diff_edits(repo: Path, commit: str, seen: set[str], index: int) -> list[EditFact]:
+    """Edits the session's commit made that no edit tool shows (files changed through the shell)."""
+    from habitus.core.workflow import Place
+    from habitus.learn.places import chains_for_lines
+
+    out = []
+    for file, lines, added in commit_info(repo, commit)[1]:
+        if file in seen:
+            continue
+        text = _Files(repo, commit)._from_repo(file, commit)
+        places = [Place(file=file, chain=c) for c in chains_for_lines(file, text, list(lines))] if text else []
+        out.append(EditFact(file=file, places=places, added=list(added)[:200], tool="diff", index=index))
+    return out
