@@ -15,6 +15,10 @@ CHANGE = [
     "Could you rename `load_cfg` to `load_config`",
     "Check the build and fix the failing test",
     "Review the failing test, then fix it",
+    "Why does the export fail? Fix it.",
+    "The tests fail with KeyError, please investigate and fix",
+    "Document the new config option in docs/config.md",
+    "1. Add a shortcut\n2. Add a config option",
     "Show a toast when the file is saved",
     "The export button should open a dialog",  # no verb at the start: still a change request
     "Implement retry with backoff in the HTTP client",
@@ -27,6 +31,9 @@ CHANGE = [
 INSPECT = [
     "Review the keyboard shortcuts described in the docs only, no code changes",
     "Explain how the keymap is loaded",
+    "Don't add a keyboard shortcut; explain how they work",
+    "Explain how to add a keyboard shortcut. Keep it short.",
+    "Is there a way to add a shortcut for export?",
     "Audit the error handling in the db module",
     "Check whether the shortcut table matches the code",
     "How does the cache invalidation work?",

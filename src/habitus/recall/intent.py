@@ -6,7 +6,8 @@ not be handed to it. The rules, in order (first that applies wins):
 
 1. an explicit no-change restriction anywhere ("no code changes", "docs only", "don't modify the
    code", "read-only", "just look", "コードは変更しない", …) → inspect;
-2. the leading verb of the request (after politeness like "please", "can you") is an inspect verb
+2. a later sentence starts with a change verb ("Why does export fail? Fix it.") → change; the
+   leading verb of the request (after politeness like "please", "can you") is an inspect verb
    (review, explain, audit, check, …) and no change verb follows a conjunction ("… and fix it") →
    inspect; a change verb → change;
 3. a question ("how does …?", "why is …") without a change verb → inspect;
@@ -66,6 +67,7 @@ _POLITE = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z][a-z'’]*", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|\n+|[。！？]")
 _CONJ_CHANGE = re.compile(r"\b(?:and|then|also|&)\s+(?:then\s+)?(\w+)", re.IGNORECASE)
 
 
@@ -84,7 +86,11 @@ def classify_intent(task: str) -> str:
     if _NO_CHANGE.search(task):
         return "inspect"
     text = strip_negated(task)
-    words = _leading_words(text)
+    sentences = [_leading_words(part) for part in _SENTENCE_BREAK.split(text)]
+    sentences = [w for w in sentences if w]
+    if any(w[0] in _CHANGE_VERBS for w in sentences[1:]):
+        return "change"  # "Why does the export fail? Fix it." asks for a change in its second sentence
+    words = sentences[0] if sentences else []
     all_words = {w.lower() for w in _WORD.findall(text)}
     has_change = bool(all_words & _CHANGE_VERBS) or any(k in text for k in _JA_CHANGE)
     if words:
