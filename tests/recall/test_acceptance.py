@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.recall.conftest import git, shortcut_workflow, store_workflows
 
 from habitus.recall import recall
+
+from .conftest import git, shortcut_workflow, store_workflows
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.recall.conftest import git, shortcut_workflow, store_workflows
+
+from .conftest import git, shortcut_workflow, store_workflows
 
 HABITUS = str(Path(sys.executable).with_name("habitus"))
 

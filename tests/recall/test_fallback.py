@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.recall.conftest import git, shortcut_workflow, store_workflows
-from tests.recall.test_cues import ALL, DB, RELEASE
 
 from habitus.core.workflow import Workflow
 from habitus.recall import recall
 from habitus.recall.api import select
 from habitus.recall.fallback import fast_tokenize, rank_workflows, workflow_text
+
+from .conftest import git, shortcut_workflow, store_workflows
+from .test_cues import ALL, DB, RELEASE
 
 
 @pytest.mark.parametrize(("task", "picked"), [

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.recall.conftest import shortcut_workflow
 
 from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
 from habitus.recall.validate import CheckState, StepState, Validation
+
+from .conftest import shortcut_workflow
 
 
 def selected(n_workflows: int = 1, excerpt_len: int = 6, stale_step: int | None = None) -> list[SelectedWorkflow]:

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.recall.conftest import COMMANDS, git, shortcut_workflow, write
 
 from habitus.recall.validate import check_state, excerpt_at, locate_chain, validate
+
+from .conftest import COMMANDS, git, shortcut_workflow, write
 
 
 def _validate(repo: Path, source_commit: str | None, cwd: Path | None = None):
