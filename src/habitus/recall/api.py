@@ -23,6 +23,7 @@ from habitus.recall.source import CueView
 
 SELECTORS = ("habitus", "cues", "bm25", "embedding", "none")
 MAX_WORKFLOWS = 3  # a hand-over carries at most this many workflows (best first)
+MAX_TASK_CHARS = 20_000
 
 
 class RecallError(ValueError):
@@ -186,6 +187,7 @@ def select(task: str, workflows: list[Workflow] | Source,
     if selector not in SELECTORS:
         raise RecallError(f"unknown selector {selector!r} (one of {', '.join(SELECTORS)})")
     source = ListSource(workflows) if isinstance(workflows, list) else workflows
+    task = task[:MAX_TASK_CHARS]  # intent and cues are in the opening of a task; a pasted log adds only cost
     intent = classify_intent(task)
     if selector == "none" or not task.strip():
         return intent, []
