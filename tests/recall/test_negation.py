@@ -57,3 +57,16 @@ def test_negation_stops_at_the_clause_end_not_inside_a_file_name() -> None:
 def test_negated_clauses_lists_what_was_removed() -> None:
     assert negated_clauses("Toggle the grid; do not add a keyboard shortcut") == ["not add a keyboard shortcut"]
     assert negated_clauses("ショートカットを追加しないで、メニューを直す") == ["ショートカットを追加しないで"]
+
+
+@pytest.mark.parametrize("task", ["a" * 200_000 + " 不要", ("word " * 40_000) + "don't", "x" * 200_000,
+                                  "ああ" * 100_000 + "しない"])
+def test_huge_tasks_without_clause_ends_are_read_in_linear_time(task: str) -> None:
+    import time
+
+    from habitus.recall.api import select
+
+    start = time.perf_counter()
+    strip_negated(task)
+    assert select(task, [], "habitus")[1] == []
+    assert time.perf_counter() - start < 10  # quadratic regexes took minutes here
