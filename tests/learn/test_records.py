@@ -184,3 +184,34 @@ def test_files_the_commit_changed_outside_edit_tools_come_from_the_diff(tmp_path
     assert [(e.file, e.tool, [p.chain for p in e.places]) for e in rec.edits] == [
         ("a.py", "Edit", [["class A"]]), ("b.py", "diff", [["f"]])]
     assert rec.edits[1].added == ["return 2"]
+
+
+def test_read_output_with_a_trailing_reminder_still_gives_the_file_text():
+    output = _numbered(APP) + "\n\n<system-reminder>\nWhenever you read a file, consider malware.\n</system-reminder>\n"
+    trace = _trace([
+        _tool("Read", {"file_path": "/r/web/app.ts"}, output),
+        _tool("Edit", {"file_path": "/r/web/app.ts", "old_string": "      items.push(1);\n",
+                       "new_string": "      items.push(1);\n      items.push(2);\n"}),
+    ])
+    assert [p.chain for p in record_from_trace(trace).edits[0].places] == [["class App", "getMenuItems",
+                                                                            "if (viewMode) {"]]
+
+
+def test_a_flag_naming_a_tool_is_not_a_check():
+    assert check_of("npx create-next-app@latest app --typescript --eslint --app") is None
+    assert check_of("npx eslint . --fix") == "lint"
+
+
+def test_records_of_real_traces(corpus):
+    from habitus.capture import read_trace_file
+
+    placed = edits = 0
+    for path in sorted((corpus / "claude_code").rglob("*.jsonl")) + sorted((corpus / "codex").rglob("*.jsonl")):
+        for trace in read_trace_file(path).traces:
+            rec = record_from_trace(trace)
+            edits += len(rec.edits)
+            placed += sum(bool(e.places) for e in rec.edits)
+            assert all(c.command for c in rec.commands)
+            assert all(not e.file.startswith("/") or not trace.cwd or not e.file.startswith(trace.cwd)
+                       for e in rec.edits)
+    assert edits >= 40 and placed >= 5

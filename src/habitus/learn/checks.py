@@ -22,7 +22,8 @@ def check_of(command: str) -> str | None:
     """The kind of check a command is ('test', 'lint', 'typecheck', 'build', 'script'), or None."""
     if "<<" in command or "apply_patch" in command:
         return None  # a heredoc carries text, not a command to verify with
-    kind = check_kind(command)
+    # flags name tools without running them (`create-next-app --eslint`), so they do not make a check
+    kind = check_kind(" ".join(w for w in command.split() if not w.startswith("-")))
     if kind is None and _SCRIPT_CHECK.match(command.split("&&")[-1].strip()):
         return "script"
     return kind

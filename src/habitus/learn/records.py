@@ -96,6 +96,8 @@ def _read_output_text(output: str) -> str | None:
         if not m:
             if not line.strip():
                 continue
+            if out:
+                break  # a trailer after the file (Claude Code appends <system-reminder> blocks)
             return None
         if int(m.group(1)) != expect:
             return None
