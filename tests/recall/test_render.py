@@ -79,3 +79,16 @@ def test_lower_ranked_workflows_go_before_the_first_is_compacted() -> None:
 
 def test_nothing_selected_renders_nothing() -> None:
     assert render([], 9_800) == ""
+
+
+@pytest.mark.parametrize(("checks", "command"), [
+    (["pytest -q"], "pytest -q"),
+    (["pytest -q", "ruff check .", "pytest -q"], "pytest -q && ruff check ."),
+    (["cd web && npm test -- --run", "pytest -q"], "(cd web && npm test -- --run) && pytest -q"),
+    (["make lint || true", "pytest"], "(make lint || true) && pytest"),
+    (["cd web && npm test"], "cd web && npm test"),
+])
+def test_checks_become_one_command_that_stops_at_the_first_failure(checks: list[str], command: str) -> None:
+    from habitus.recall.render import one_command
+
+    assert one_command(checks) == command

@@ -10,6 +10,7 @@ the budget. Pure functions over `SelectedWorkflow`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,19 @@ class SelectedWorkflow:
         return out
 
 
+def one_command(checks: list[str]) -> str:
+    """All checks as one shell command that stops at the first failure.
+
+    A check that changes folder or chains with `;` / `||` runs in a subshell so it cannot change
+    what the next check sees.
+    """
+    parts = []
+    for check in dict.fromkeys(c.strip() for c in checks if c.strip()):
+        isolated = re.search(r"(?:^|&&|;|\|\|)\s*cd\s", check) or ";" in check or "||" in check
+        parts.append(f"({check})" if isolated and len(checks) > 1 else check)
+    return " && ".join(parts)
+
+
 def _code(text: str) -> str:
     return f"`{text}`" if "`" not in text else f"``{text}``"
 
@@ -157,7 +171,7 @@ def _render_workflow(index: int, sel: SelectedWorkflow, excerpt_lines: int, comp
                 out.append("   " + fence)
     checks = [apply_fills(c, sel.fills) for c in sel.live_checks()]
     if checks:
-        out.append("Checks (run all): " + _code(" && ".join(dict.fromkeys(checks))))
+        out.append("Checks (run all): " + _code(one_command(checks)))
     pitfalls = wf.pitfalls[:2] if compact else wf.pitfalls
     if pitfalls:
         out.append("Pitfalls:")
