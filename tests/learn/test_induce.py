@@ -165,3 +165,15 @@ def test_detours_that_recur_become_pitfalls_and_one_offs_do_not():
     assert p.trigger.all == ["npm test"] and "--run" in p.trigger.none
     assert p.evidence["sessions"] == 2
     assert find_pitfalls(runs[1:]) == []
+
+
+def test_a_subagents_edits_count_for_the_session_that_launched_it():
+    from habitus.learn.induce import merge_subagents
+
+    parent = Record(trace_id="s1", session_id="s1", task="Add `x`", outcome="success",
+                    edits=[EditFact(file="a.py", places=[Place("a.py", ["f"])], index=3)])
+    child = Record(trace_id="s1:ag", session_id="s1", meta={"parent_session": "s1"},
+                   edits=[EditFact(file="b.py", places=[Place("b.py", ["g"])], index=1)])
+    merged = merge_subagents([parent, child])
+    assert merged == [parent]
+    assert [p.file for p in parent.places] == ["a.py", "b.py"]

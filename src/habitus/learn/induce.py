@@ -16,7 +16,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from habitus.core.record import Record
 from habitus.core.workflow import Cues, Place, Provenance, SourceRef, Workflow, WorkflowStep
@@ -258,8 +258,25 @@ def _common_reads(records: list[Record]) -> list[str]:
     return [f for f, c in ranked if c * 2 >= len(records)][:6]
 
 
+def merge_subagents(records: list[Record]) -> list[Record]:
+    """Fold each subagent's record into the record of the session that launched it (its edits count there)."""
+    parents = {r.session_id: r for r in records if r.session_id and not r.meta.get("parent_session")}
+    out = []
+    for rec in records:
+        parent = parents.get(rec.meta.get("parent_session") or "")
+        if parent is None or parent is rec:
+            out.append(rec)
+            continue
+        offset = max((e.index for e in parent.edits), default=0) + 1
+        parent.edits = parent.edits + [replace(e, index=offset + e.index) for e in rec.edits]
+        parent.reads_before_edit = parent.reads_before_edit + [f for f in rec.reads_before_edit
+                                                               if f not in parent.reads_before_edit]
+    return out
+
+
 def induce(records: list[Record], subject: str | None = None) -> list[Workflow]:
     """Workflows of one subject's records (records without edits or task are context for cues only)."""
+    records = merge_subagents(records)
     usable = [r for r in records if r.edits and r.task.strip()]
     usable.sort(key=lambda r: (r.date or "", r.trace_id))
     groups = group_records(usable)

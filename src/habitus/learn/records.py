@@ -157,6 +157,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
                  date=trace.ended or trace.started, tokens=trace.usage.total_tokens)
     if trace.git_commits:
         rec.meta["base_commit"] = trace.git_commits[0]
+    if trace.meta.get("parent_session"):
+        rec.meta["parent_session"] = str(trace.meta["parent_session"])
     first_edit_seen = False
     for index, step in enumerate(trace.steps):
         call = step.tool
