@@ -92,3 +92,15 @@ def test_checks_become_one_command_that_stops_at_the_first_failure(checks: list[
     from habitus.recall.render import one_command
 
     assert one_command(checks) == command
+
+
+def test_multi_change_hand_over_lists_each_items_values_and_steps() -> None:
+    [sel] = selected()
+    sel.items = [{"item": "Add Alt+E for export", "why": "keyboard shortcut", "fills": {"key": "Alt+E"},
+                  "steps": [1, 2]},
+                 {"item": "Add Ctrl+P for print in the docs", "why": "keyboard shortcut", "fills": {"key": "Ctrl+P"},
+                  "steps": [1, 2, 3]}]
+    text = render([sel], 9_800)
+    assert "- Add Alt+E for export: {key} = `Alt+E`; steps 1, 2" in text
+    assert "- Add Ctrl+P for print in the docs: {key} = `Ctrl+P`; steps 1, 2, 3" in text
+    assert sel.to_dict()["items"][1]["fills"] == {"key": "Ctrl+P"}
