@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from habitus.core.workflow import Workflow
 
@@ -26,6 +27,7 @@ EMBEDDING_THRESHOLD = 0.5
 MAX_RANKED = 2
 MIN_MATCHED_TERMS = 2
 METHODS = ("bm25", "embedding", "off")
+_LOADED: dict[tuple[str, str], Any] = {}  # pretrained embedders with their model loaded
 
 
 def configured_method() -> str:
@@ -141,6 +143,9 @@ def _embedding_scores(query: str, docs: list[tuple[str, str]]) -> tuple[list[tup
         return [], 1.0
     texts = [query, *(text for _, text in docs)]
     embedder = get_embedder(None)
+    key = (str(getattr(embedder, "name", "")), str(getattr(embedder, "backend", "")))
+    if key[0] == "minilm":  # a pretrained model: load it once per process, not on every recall
+        embedder = _LOADED.setdefault(key, embedder)
     if hasattr(embedder, "fit"):
         embedder = embedder.fit(texts) or embedder  # corpus-fitted embedders (tf-idf) learn the vocabulary here
     rows = embedder.embed(texts)
