@@ -318,11 +318,13 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
     history: dict[str | None, dict[str, tuple[str, str | None, str]]] = {}
     if missing and root and head:
         by_commit: dict[str | None, set[str]] = {}
+        known: dict[str, bool] = {}  # source commit → does this clone have it
         for wf, n in missing:
             commit = _source_commit(wf)
-            if commit and _git(root, "cat-file", "-e", f"{commit}^{{commit}}") is None:
-                commit = None
-            by_commit.setdefault(commit, set()).add(wf.steps[n - 1].place.file)  # type: ignore[union-attr]
+            if commit and commit not in known:
+                known[commit] = _git(root, "cat-file", "-e", f"{commit}^{{commit}}") is not None
+            by_commit.setdefault(commit if commit and known[commit] else None, set()).add(
+                wf.steps[n - 1].place.file)  # type: ignore[union-attr]
         history = {c: _follow_history(root, c, paths) for c, paths in by_commit.items()}
 
     # what rename detection could not place: look for the block heads elsewhere (one git grep)
@@ -330,7 +332,8 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
     for wf, n in missing:
         place = wf.steps[n - 1].place
         fate = history.get(_checked_commit(wf, history), {}).get(place.file)  # type: ignore[union-attr]
-        if not (fate and fate[0] == "renamed" and fate[1] in _existing_at_head_cached(root, fate[1], present)):
+        renamed_to = fate[1] if fate and fate[0] == "renamed" else None
+        if not (renamed_to and root and (root / renamed_to).is_file()):
             unresolved.append((wf, n))
     grep = _grep_heads(base, [h for wf, n in unresolved for h in wf.steps[n - 1].place.chain]) if root else {}
 
@@ -376,12 +379,6 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
 def _checked_commit(wf: Workflow, history: dict[str | None, dict]) -> str | None:
     commit = _source_commit(wf)
     return commit if commit in history else None
-
-
-def _existing_at_head_cached(root: Path | None, path: str | None, present: set[str]) -> set[str]:
-    if path is None or root is None:
-        return set()
-    return {path} if path in present or (root / path).is_file() else set()
 
 
 def _best_grep_file(chain: list[str], grep: dict[str, set[str]]) -> str | None:
