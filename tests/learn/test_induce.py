@@ -177,3 +177,19 @@ def test_a_subagents_edits_count_for_the_session_that_launched_it():
     merged = merge_subagents([parent, child])
     assert merged == [parent]
     assert [p.file for p in parent.places] == ["a.py", "b.py"]
+
+
+def test_a_step_only_some_runs_made_gets_a_step_cue_when_their_tasks_say_why():
+    common, tests = Place("api.py", ["ROUTES"]), Place("test_api.py", [])
+    recs = []
+    for i in range(6):
+        with_tests = i < 3
+        task = f"Add an API endpoint `/x{i}`" + (" with a regression test" if with_tests else "")
+        places = [common, tests] if with_tests else [common]
+        recs.append(Record(trace_id=f"t{i}", task=task, outcome="success", date=f"2026-01-0{i + 1}",
+                           edits=[EditFact(file=p.file, places=[p], added=[f"x{i}"], index=k)
+                                  for k, p in enumerate(places)]))
+    [wf] = induce(recs, "s")
+    assert [s.place for s in wf.steps] == [common, tests]
+    assert [(c.step, c.any) for c in wf.cues.steps] == [(2, ["regression test"])]
+    assert wf.steps[1].when == 'the task mentions "regression test"'

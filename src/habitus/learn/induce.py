@@ -19,9 +19,17 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from habitus.core.record import Record
-from habitus.core.workflow import Cues, Place, Provenance, SourceRef, Workflow, WorkflowStep
+from habitus.core.workflow import Cues, Place, Provenance, SourceRef, StepCue, Workflow, WorkflowStep
 from habitus.learn.checks import check_key
-from habitus.learn.cues import choose_cues, content_words, find_blanks, generalize, strip_values, task_values
+from habitus.learn.cues import (
+    choose_cues,
+    content_words,
+    find_blanks,
+    generalize,
+    phrases,
+    strip_values,
+    task_values,
+)
 from habitus.learn.pitfalls import find_pitfalls
 
 JOIN_THRESHOLD = 0.45
@@ -185,6 +193,31 @@ def _checks(records: list[Record]) -> list[str]:
     return out
 
 
+def _step_cues(records: list[Record], keys: list[tuple[str, tuple[str, ...]]], steps: list[WorkflowStep],
+               values: list[str]) -> list[StepCue]:
+    """A cue for a step only some runs made, when a phrase tells those runs' tasks apart from the others'."""
+    out = []
+    value_words = {v.lower() for v in values}
+    task_phrases = [phrases(r.task) for r in records]
+    for n, key in enumerate(keys, 1):
+        with_step = [i for i, r in enumerate(records) if key in place_keys(r)]
+        without = [i for i in range(len(records)) if i not in with_step]
+        if len(with_step) < 3 or len(without) < 2:
+            continue  # fewer runs than this and a phrasing habit looks like a reason
+        best = None
+        for p in sorted(set().union(*(task_phrases[i] for i in with_step))):
+            if p in value_words or any(w in value_words for w in p.split()):
+                continue
+            hit = sum(p in task_phrases[i] for i in with_step) / len(with_step)
+            miss = sum(p in task_phrases[i] for i in without) / len(without)
+            if hit >= 0.8 and miss <= 0.2 and (best is None or (hit - miss, len(p)) > best[0]):
+                best = ((hit - miss, len(p)), p)
+        if best is not None:
+            out.append(StepCue(step=n, any=[best[1]]))
+            steps[n - 1].when = f"the task mentions \"{best[1]}\""
+    return out
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "workflow"
 
@@ -229,6 +262,7 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
     values = [v for m in maps_list for v in m.values()]
     values += [v for r in good for v in task_values(r.task).values()]
     cues = choose_cues([r.task for r in good], other_tasks, values=values)
+    step_cues = _step_cues(good, keys, steps, values)
     name = _name(cues, steps, [r.task for r in good])
     use_when = generalize(good[-1].task, maps.get(good[-1].trace_id, {}))
     digest = hashlib.sha1(("|".join(sorted(f"{k[0]}:{'/'.join(k[1])}" for k in keys)) + (subject or "")).encode())
@@ -237,7 +271,7 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
         name=name,
         use_when=f"Tasks like: {use_when}",
         intent="change",
-        cues=Cues(any=cues),
+        cues=Cues(any=cues, steps=step_cues),
         blanks=blanks,
         fills=fills,
         steps=steps,
