@@ -97,7 +97,7 @@ def test_report_helper_writes_tables_text_and_png_bytes(tmp_path: Path) -> None:
         Section("S", "para one\n\npara <two>", tables=[Table(["a", "b"], [[1, 0.123456]], "cap")], figures=[png])])
     html = path.read_text()
     assert "<title>T &lt;1&gt;</title>" in html and "<p>para &lt;two&gt;</p>" in html
-    assert "<td>0.1235</td>" in html and html.count("data:image/png;base64,") == 1
+    assert "<td class='num'>0.1235</td>" in html and html.count("data:image/png;base64,") == 1
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

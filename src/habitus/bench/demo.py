@@ -157,16 +157,17 @@ def _stage_learn(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     facts["workflows"] = [w.name for w in workflows]
     rows = [[w.id, w.name, len(w.steps), "; ".join(w.checks) or "-", len(w.pitfalls),
              ", ".join(w.cues.any[:4]), len(w.provenance.sources)] for w in workflows]
-    details = []
+    blocks = []
     for w in workflows:
-        steps = "\n".join(f"  {i}. {s.do}" + (f"  [{s.place.label()}]" if s.place else "")
+        steps = "\n".join(f"{i}. {s.do}" + (f"\n   at {s.place.label()}" if s.place else "")
                           for i, s in enumerate(w.steps, 1))
-        pits = "\n".join(f"  ! {p.text}" for p in w.pitfalls) or "  (none)"
-        details.append(f"{w.name}\n steps:\n{steps}\n pitfalls:\n{pits}")
+        pits = "\n".join(f"! {p.text}" for p in w.pitfalls) or "(none)"
+        blocks.append((f"{w.name} ({w.id})", f"use when: {w.use_when}\n\nsteps:\n{steps}\n\nchecks: "
+                       f"{'; '.join(w.checks) or '-'}\n\npitfalls:\n{pits}"))
     return Section("2. What was learned", text=(
-        f"{len(workflows)} workflows learned from {report.records_total} records, without a model.\n\n"
-        + "\n\n".join(details)),
-        tables=[Table(["id", "name", "steps", "checks", "pitfalls", "cues (first 4)", "sources"], rows)])
+        f"{len(workflows)} workflows learned from {report.records_total} records, without a model."),
+        tables=[Table(["id", "name", "steps", "checks", "pitfalls", "cues (first 4)", "sources"], rows)],
+        blocks=blocks)
 
 
 def _recall_row(result: Any) -> list[Any]:
@@ -190,7 +191,7 @@ def _stage_recall(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     for task in tasks:
         result = recall(task, cwd=fx.repo, conn=store.conn, log=False)
         rows.append(_recall_row(result))
-        texts.append(f"TASK: {task}\n\n{result.text or '(nothing handed over)'}")
+        texts.append((f"Task: {task}", result.text or "(nothing handed over)"))
         for wid in result.to_dict().get("workflow_ids") or []:
             picked_by.setdefault(wid, task)
     # Move a file a workflow points at, commit, and recall that workflow's task again: the step is
@@ -199,12 +200,14 @@ def _stage_recall(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     again = picked_by.get(moved_wf, tasks[0])
     after = recall(again, cwd=fx.repo, conn=store.conn, log=False)
     rows.append([f"(after {moved_note}) {again}", *_recall_row(after)[1:]])
-    texts.append(f"TASK (after {moved_note}): {again}\n\n{after.text}")
+    texts.append((f"Task (after {moved_note}): {again}", after.text or "(nothing handed over)"))
     facts["recall"] = [dict(zip(["task", "intent", "picked", "moved", "stale", "chars"], r, strict=True))
                        for r in rows]
-    return Section("3. What each task was handed, and why", text="\n\n" + ("\n\n" + "-" * 60 + "\n\n").join(texts),
-                   tables=[Table(["task", "intent", "picked (phrase that fired)", "moved", "stale", "chars"],
-                                 rows)])
+    return Section("3. What each task was handed, and why", text=(
+        "New tasks of each learned kind, an unrelated task, a docs-only review that mentions a learned feature "
+        "(inspect intent), a negated request, and a task asked again after a commit moved one of its files."),
+        tables=[Table(["task", "intent", "picked (phrase that fired)", "moved", "stale", "chars"], rows)],
+        blocks=texts)
 
 
 def _move_a_workflow_file(repo: Path, workflows: list[Any]) -> tuple[str, str | None]:
@@ -234,9 +237,10 @@ def _stage_hook(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     context = ((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or ""
     facts["hook_chars"] = len(context)
     return Section("4. A hook hand-over", text=(
-        "What the Claude Code UserPromptSubmit hook returns for the prompt below (it reaches the model through "
-        f"hookSpecificOutput.additionalContext).\n\nPROMPT: {task}\n\nPAYLOAD IN: {json.dumps(payload)}\n\n"
-        f"ADDITIONAL CONTEXT ({len(context)} chars):\n{context or '(none)'}"))
+        "What the Claude Code UserPromptSubmit hook returns for a new prompt: the text reaches the model through "
+        "hookSpecificOutput.additionalContext."),
+        blocks=[("Payload the agent sends", json.dumps(payload, indent=2)),
+                (f"additionalContext ({len(context)} chars)", context or "(none)")])
 
 
 def _stage_promote(work: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
@@ -253,9 +257,11 @@ def _stage_promote(work: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Se
     facts["promote"] = {"additions": len(proposal.additions), "applied": bool(applied),
                         "proposed_on_second_run": len(again.additions)}
     return Section("5. The always-on rules block", text=(
-        f"Promotion proposed {len(proposal.additions)} rule(s) from evidence (recurring, costly pitfalls); "
-        f"--apply wrote them; a second run proposed {len(again.additions)}.\n\nDIFF:\n{proposal.diff or '(none)'}"
-        f"\n\nAGENTS.md NOW:\n{target.read_text(encoding='utf-8')}"))
+        f"Promotion proposed {len(proposal.additions)} rule(s) from evidence (pitfalls that recurred in several "
+        f"sessions and cost tokens); --apply wrote them; a second run proposed {len(again.additions)}. Text outside "
+        "the managed markers is untouched."),
+        blocks=[("Proposed diff", proposal.diff or "(none)"),
+                ("AGENTS.md after --apply", target.read_text(encoding="utf-8"))])
 
 
 def _stage_refine(work: Path, out_dir: Path, facts: dict[str, Any]) -> Section:
@@ -272,8 +278,10 @@ def _stage_refine(work: Path, out_dir: Path, facts: dict[str, Any]) -> Section:
     diff = (out_dir / "refine" / "skill.diff").read_text(encoding="utf-8") if (out_dir / "refine" / "skill.diff"
                                                                                 ).exists() else ""
     return Section("6. Skill refinement (offline, model-free)", text=(
-        "A sample SKILL.md refined from generated traces with rewards: summarize → embed → cluster per polarity "
-        "→ propose → evidence gate → merge. Full report: refine/report.html.\n\nDIFF:\n" + (diff or "(no change)")))
+        "A sample SKILL.md refined from generated traces with rewards (synthetic): summarize → embed → cluster per "
+        "polarity → propose → evidence gate → merge. Full report: refine/report.html."),
+        blocks=[("skill.diff", diff or "(no change)"),
+                ("Gate verdicts", json.dumps(facts["refine"], indent=2, default=str))])
 
 
 def _stage_context(ctx: dict[str, Any], out_dir: Path, facts: dict[str, Any]) -> Section:
@@ -344,4 +352,4 @@ def _stage_recall_bench(out_dir: Path, facts: dict[str, Any], scenarios: int) ->
     return Section("9. Recall benchmark: valid, false and stale retrievals", text=(
         "Selectors compared on the same memory and the same generated tasks, including adversarial ones "
         "(mentions without intent, negations, look-alikes, moved and deleted files, tasks that need nothing). "
-        "Full report: recall-bench/index.html.\n\n" + result.markdown_table()))
+        "Full report: recall-bench/index.html."), blocks=[("Results (markdown)", result.markdown_table())])

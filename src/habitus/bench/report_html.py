@@ -32,6 +32,7 @@ class Section:
     text: str | None = None  # plain text; blank lines separate paragraphs
     tables: list[Table] = field(default_factory=list)
     figures: list[Any] = field(default_factory=list)
+    blocks: list[tuple[str, str]] = field(default_factory=list)  # (heading, preformatted text) pairs
 
 
 def figure_png(fig: Any, dpi: int = 100) -> bytes:
@@ -53,10 +54,15 @@ def _fmt(cell: Any) -> str:
 def render_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in table.rows
+        "<tr>" + "".join(f"<td{_num_class(c)}>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>"
+        for row in table.rows
     )
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
     return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _num_class(cell: Any) -> str:
+    return " class='num'" if isinstance(cell, int | float) and not isinstance(cell, bool) else ""
 
 
 def render_section(section: Section) -> str:
@@ -68,14 +74,18 @@ def render_section(section: Section) -> str:
         png = fig if isinstance(fig, bytes | bytearray) else figure_png(fig)
         data = base64.b64encode(png).decode("ascii")
         parts.append(f'<img alt="{html.escape(section.title)}" src="data:image/png;base64,{data}">')
+    for heading, text in section.blocks:
+        parts.append(f"<details open><summary>{html.escape(heading)}</summary><pre>{html.escape(text)}</pre></details>")
     return "<section>" + "\n".join(parts) + "</section>"
 
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:.6em;white-space:pre-wrap;font-size:.85em}
+summary{cursor:pointer;font-weight:600;margin-top:.6em}
 caption{caption-side:top;text-align:left;font-style:italic;padding:.3em 0}
 img{max-width:100%;display:block;margin:1em 0}
 .meta{color:#777;font-size:.85em}
