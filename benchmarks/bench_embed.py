@@ -4,7 +4,7 @@
 
 Embedders: tfidf, tfidf+LSA(128), minilm via torch (sentence-transformers), minilm via ONNX
 (onnxruntime; exported once, export time reported), and `openai` only when HABITUS_EMBED_BASE_URL
-points at a server. Texts are synthetic short task descriptions (seeded), 4-16 words each.
+points at a server. Texts are synthetic short task descriptions (seeded), 3-16 words each.
 Cold latency runs in a fresh process: import + build the embedder + embed one text.
 """
 
