@@ -218,9 +218,15 @@ def generalize(text: str, values: dict[str, str]) -> str:
 
 
 def choose_cues(group_tasks: Sequence[str], other_tasks: Iterable[str], *, values: Iterable[str] = (),
-                limit: int = 4) -> list[str]:
-    """Phrases common to the group's tasks and rare in other groups' tasks, never a task's own values."""
+                limit: int = 4, extra: int = 2) -> list[str]:
+    """Phrases common to the group's tasks and rare in other groups' tasks, never a task's own values.
+
+    First up to `limit` phrases found in at least half of the group's tasks; then up to `extra` more
+    (each in at least two tasks) while some of the group's tasks are matched by no cue yet, so every
+    way the group's tasks were phrased gets a cue.
+    """
     own = [phrases(t) for t in group_tasks]
+    own_text = [" ".join(words(t)) for t in group_tasks]
     others = [" ".join(words(t)) for t in other_tasks]
     if not own:
         return []
@@ -230,26 +236,35 @@ def choose_cues(group_tasks: Sequence[str], other_tasks: Iterable[str], *, value
     df_in: Counter[str] = Counter(p for ps in own for p in ps)
     n_in, n_out = len(own), max(1, len(others))
     min_in = 1 if n_in == 1 else max(2, -(-n_in // 2))
+    min_cover = 1 if n_in <= 2 else 2
     scored = []
     for p, c in df_in.items():
-        if c < min_in or set(p.split()) & value_words:
+        if c < min_cover or set(p.split()) & value_words:
             continue
         # recall matches a cue as a substring of the task, so count it the same way here
         share_in, share_out = c / n_in, sum(p in o for o in others) / n_out
         if share_out > 0.1:
             continue
         length_bonus = 0.15 * (len(p.split()) - 1)
-        scored.append((share_in - 2 * share_out + length_bonus, p))
+        scored.append((share_in - 2 * share_out + length_bonus, p, c))
     scored.sort(key=lambda x: (-x[0], x[1]))
-    multi = [p for _, p in scored if " " in p]
+    multi = [(p, c) for _, p, c in scored if " " in p]
     # single words match too much by accident ("lists", "menu"); use them only when no phrase qualifies
-    ranked = multi if multi else [p for _, p in scored]
+    ranked = multi if multi else [(p, c) for _, p, c in scored]
     picked: list[str] = []
-    for p in ranked:
-        # skip a phrase that contains or is contained in one already picked
-        if any(p in q or q in p for q in picked):
+    for p, c in ranked:
+        if c < min_in or any(p in q or q in p for q in picked):  # no phrase inside another one
             continue
         picked.append(p)
         if len(picked) >= limit:
             break
+    for _ in range(extra):
+        uncovered = [t for t in own_text if not any(q in t for q in picked)]
+        if not uncovered:
+            break
+        best = max(((sum(p in t for t in uncovered), p) for p, _ in ranked
+                    if not any(p in q or q in p for q in picked)), default=(0, ""))
+        if best[0] < min(2, len(uncovered)):
+            break
+        picked.append(best[1])
     return picked
