@@ -158,3 +158,19 @@ def test_traces_and_outcomes_can_come_from_the_store(sample):
     assert result.manifest["inputs"]["traces"]["with_outcome"] == 72
     flipped = load_store_traces(rewards_path=sample["rewards"])
     assert sum(t.outcome.status.value == "failure" for t in flipped) == 32
+
+
+def test_ground_truth_map_becomes_the_failure_diagnosis(sample, tmp_path):
+    rewards = json.loads(sample["rewards"].read_text())
+    failed = sorted(t for t, ok in rewards.items() if not ok)[0]
+    truth = tmp_path / "ground_truth.json"
+    truth.write_text(json.dumps({failed: "Value mismatch at Z9: expected 1, got 2"}))
+    result = refine(sample["skill"], sample["traces"], sample["rewards"], ground_truth=truth, clusterer="single")
+    summary = next(s for s in result.manifest["summaries"] if s["trace_id"] == failed)
+    assert "Value mismatch at Z9" in summary["diagnosis"] and "Value mismatch at Z9" in summary["summary"]
+    assert "Value mismatch at Z9" not in json.dumps(summary["behaviours"])
+
+
+def test_unknown_embedder_is_a_clear_error(sample):
+    with pytest.raises(RefineError, match="embed stage failed"):
+        refine(sample["skill"], sample["traces"], sample["rewards"], embedder="no-such-embedder", clusterer="single")

@@ -205,8 +205,11 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
     train = [s for s in summaries if s.trace_id not in held]
     test = [s for s in summaries if s.trace_id in held]
 
-    stage_embedder = get_stage_embedder(embedder) if isinstance(embedder, str) else embedder
-    vectors = embed_texts([s.embed_text for s in train], stage_embedder)
+    try:
+        stage_embedder = get_stage_embedder(embedder) if isinstance(embedder, str) else embedder
+        vectors = embed_texts([s.embed_text for s in train], stage_embedder)
+    except (ValueError, RuntimeError, ImportError) as exc:  # unknown embedder, no model files, empty input
+        raise RefineError(f"embed stage failed: {exc}") from exc
     lap("embed")
 
     clusters: list[dict[str, Any]] = []
