@@ -86,6 +86,7 @@ def register(app: typer.Typer) -> None:
         """Refine a SKILL.md from historical traces and their outcomes, with no new rollouts."""
         import sys
 
+        from habitus.llm.types import LLMError
         from habitus.refine.pipeline import RefineError, refine
         from habitus.store.sqlite import StoreError
 
@@ -103,7 +104,7 @@ def register(app: typer.Typer) -> None:
                             clusterer=clusterer, use_umap=not no_umap, gate=not no_gate, gate_fail_open=fail_open,
                             embedder=embedder, summarizer=summarizer, judge=judge, provider=provider,
                             install=False)
-        except (RefineError, ValueError, OSError, StoreError) as exc:
+        except (RefineError, ValueError, OSError, StoreError, LLMError) as exc:
             fail(str(exc))
         if install and result.diff:
             (sys.stderr if as_json else sys.stdout).write(result.diff)
