@@ -19,8 +19,11 @@ def register(app: typer.Typer) -> None:
                                   help="Scratch folder: sample repo, sessions and a private HABITUS_HOME."),
         as_json: bool = JsonOption,
     ) -> None:
-        """Run the whole story offline on generated data: ingest → learn → recall → hooks → promote →
-        refine → context policies → expense sweep → recall benchmark; writes OUT/index.html."""
+        """Run the main job offline on generated sample data and write one HTML report.
+
+        Stages: ingest → learn → recall → hook hand-over → promote → refine → context policies →
+        expense sweep → recall benchmark. Uses a private HABITUS_HOME under --work.
+        """
         from habitus.bench.demo import run_demo
 
         result = run_demo(out, work, progress=lambda m: stderr.print(m, highlight=False))
