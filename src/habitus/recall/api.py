@@ -13,13 +13,15 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.workflow import Workflow
 from habitus.recall.cues import Unit, cues_may_fire, cues_vetoed, pick_by_cues, task_units
 from habitus.recall.intent import classify_intent
 from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
-from habitus.recall.source import CueView
+
+if TYPE_CHECKING:
+    from habitus.recall.cache import IndexEntry, RecallIndex
 
 SELECTORS = ("habitus", "cues", "bm25", "embedding", "none")
 MAX_WORKFLOWS = 3  # a hand-over carries at most this many workflows (best first)
@@ -97,19 +99,22 @@ class ListSource:
 
 
 class StoreSource:
-    """Candidate workflows of a subject in the store: cue views first, whole workflows only for hits."""
+    """Candidate workflows of a subject in the store: an index of cues first, whole workflows only for hits."""
 
     def __init__(self, conn: sqlite3.Connection, subject: str) -> None:
         self.conn = conn
         self.subject = subject
-        self._views: list[CueView] | None = None
+        self._index: RecallIndex | None = None
 
-    def views(self) -> list[CueView]:
-        if self._views is None:
-            from habitus.recall.source import load_cue_views
+    def index(self) -> RecallIndex:
+        if self._index is None:
+            from habitus.recall.cache import RecallIndex
 
-            self._views = load_cue_views(self.conn, self.subject)
-        return self._views
+            self._index = RecallIndex(self.conn, self.subject)
+        return self._index
+
+    def views(self) -> list[IndexEntry]:
+        return self.index().entries
 
     def cue_pool(self, units: list[Unit]) -> list[Workflow]:
         from habitus.recall.source import load_full
@@ -119,10 +124,8 @@ class StoreSource:
     def vetoed(self, units: list[Unit]) -> set[str]:
         return {v.id for v in self.views() if cues_vetoed(v.cues, units)}
 
-    def rank_pool(self) -> list[tuple[str, str, str, bool]]:
-        from habitus.recall.source import load_texts
-
-        return [(i, intent, text, only) for i, intent, text, only in load_texts(self.conn, self.subject)]
+    def rank_pool(self) -> list[tuple[str, str, str | list[str], bool]]:
+        return [(v.id, v.intent, v.tokens or [], v.only_if_asked) for v in self.index().with_tokens()]
 
     def fetch(self, ids: list[str]) -> list[Workflow]:
         from habitus.recall.source import load_full

@@ -63,9 +63,9 @@ def rank_workflows(task: str, workflows: list[Workflow], *, method: str = "bm25"
     return [(by_id[key], score) for key, score in ranked]
 
 
-def rank_texts(task: str, docs: list[tuple[str, str]], *, method: str = "bm25",
+def rank_texts(task: str, docs: list[tuple[str, str | list[str]]], *, method: str = "bm25",
                limit: int = MAX_RANKED) -> list[tuple[str, float]]:
-    """(key, score) of the documents above the method's threshold, best first."""
+    """(key, score) of the documents (texts, or BM25 tokens from `fast_tokenize`) above the threshold, best first."""
     from habitus.recall.negation import strip_negated
 
     query = without_values(strip_negated(task)).strip()
@@ -115,16 +115,25 @@ def without_values(task: str) -> str:
     return text
 
 
-def _bm25_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, float]]:
+def _tokens(doc: str | list[str]) -> list[str]:
+    return doc if isinstance(doc, list) else fast_tokenize(doc)
+
+
+def _given(tokens: list[str]) -> list[str]:
+    return tokens
+
+
+def _bm25_scores(query: str, docs: list[tuple[str, str | list[str]]]) -> list[tuple[str, float]]:
     try:
         from habitus.index.bm25 import BM25Index
     except ImportError:
         return []
+    query_tokens = fast_tokenize(query)
     # the query's own words as one more document: the best a document could score for this query
-    index = BM25Index([*(text for _, text in docs), query], tokenizer=fast_tokenize)
-    scores = [float(s) for s in index.scores(query)]
+    index = BM25Index([*(_tokens(doc) for _, doc in docs), query_tokens], tokenizer=_given)  # type: ignore[list-item]
+    scores = [float(s) for s in index.scores(query_tokens)]  # type: ignore[arg-type]
     ceiling = max(scores.pop(), 1e-9)
-    terms = set(fast_tokenize(query))
+    terms = set(query_tokens)
     needed = min(MIN_MATCHED_TERMS, len(terms))
     out = []
     for i, ((key, _), score) in enumerate(zip(docs, scores, strict=False)):
@@ -135,13 +144,13 @@ def _bm25_scores(query: str, docs: list[tuple[str, str]]) -> list[tuple[str, flo
     return out
 
 
-def _embedding_scores(query: str, docs: list[tuple[str, str]]) -> tuple[list[tuple[str, float]], float]:
+def _embedding_scores(query: str, docs: list[tuple[str, str | list[str]]]) -> tuple[list[tuple[str, float]], float]:
     """Cosine similarity with the embedder configured for habitus.index (HABITUS_EMBEDDER / embed.embedder)."""
     try:
         from habitus.index.embedders import get_embedder
     except ImportError:
         return [], 1.0
-    texts = [query, *(text for _, text in docs)]
+    texts = [query, *(doc if isinstance(doc, str) else " ".join(doc) for _, doc in docs)]
     embedder = get_embedder(None)
     key = (str(getattr(embedder, "name", "")), str(getattr(embedder, "backend", "")))
     if key[0] == "minilm":  # a pretrained model: load it once per process, not on every recall

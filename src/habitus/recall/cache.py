@@ -1,0 +1,138 @@
+"""A per-repo cache of what every recall reads: the cue views and the ranking tokens of active workflows.
+
+A hook runs recall in a new process for each prompt, and most prompts change nothing in memory;
+re-reading a thousand workflows' cues and re-tokenizing their texts each time is most of the work
+after start-up. The cache is one JSON file per subject under `$HABITUS_HOME/cache/recall/`, valid
+while the fingerprint of the subject's active workflows — (count, max rowid, max `updated`), one
+indexed query — is unchanged. Any write to a workflow (relearn, import, counters, status) moves
+`updated`, so a stale cache is never used; it is written only when the newest change is at least
+`SETTLE_S` old, because `updated` has one-second resolution. Any problem reading or writing it
+falls back to the store: the cache can only save time, never change an answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from habitus.core.workflow import Cues
+
+CACHE_VERSION = 2
+SETTLE_S = 2.0
+_FINGERPRINT_SQL = "SELECT count(*), max(rowid), max(updated) FROM workflows WHERE root = ? AND status = ?"
+
+
+@dataclass
+class IndexEntry:
+    """What recall needs of one stored workflow before deciding to load it whole."""
+
+    id: str
+    intent: str
+    only_if_asked: bool
+    cues: Cues
+    # ranking tokens of name, use_when, cues, steps and files: None not read yet, str as cached (space-joined)
+    tokens: list[str] | str | None
+
+
+def cache_path(subject: str, status: str = "active") -> Path:
+    from habitus.store.home import habitus_home
+
+    root = subject.split("@", 1)[0]
+    safe = "".join(c for c in root if c.isalnum())[:64] or "subject"
+    return habitus_home() / "cache" / "recall" / f"{safe}-{status}.json"
+
+
+def _fingerprint(conn: sqlite3.Connection, root: str, status: str) -> list:
+    count, max_rowid, max_updated = conn.execute(_FINGERPRINT_SQL, (root, status)).fetchone()
+    return [CACHE_VERSION, count, max_rowid, max_updated]
+
+
+def _settled(max_updated: str | None) -> bool:
+    if not max_updated:
+        return True
+    try:
+        when = datetime.fromisoformat(max_updated)
+    except ValueError:
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - when).total_seconds() >= SETTLE_S
+
+
+class RecallIndex:
+    """The subject's index entries: from the cache when it is current, else from the store.
+
+    Ranking tokens are read from the store only when the fallback needs them (a cue hit needs only
+    the cues); the cache is written once the entries are complete and the data has settled.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, subject: str, status: str = "active") -> None:
+        from habitus.store.memory import ensure_memory_schema
+
+        ensure_memory_schema(conn)
+        self.conn, self.subject, self.status = conn, subject, status
+        self.fingerprint = _fingerprint(conn, subject.split("@", 1)[0], status)
+        self.path = cache_path(subject, status)
+        self.from_cache = False
+        self.entries = self._read() or self._views()
+
+    def _read(self) -> list[IndexEntry] | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("fingerprint") != self.fingerprint:
+                return None
+            entries = [IndexEntry(id=e[0], intent=e[1], only_if_asked=bool(e[2]), cues=Cues.from_dict(e[3]),
+                                  tokens=e[4]) for e in data["entries"]]  # split when ranking needs them
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return None
+        self.from_cache = True
+        return entries
+
+    def _views(self) -> list[IndexEntry]:
+        from habitus.recall.source import load_cue_views
+
+        return [IndexEntry(id=v.id, intent=v.intent, only_if_asked=v.only_if_asked, cues=v.cues, tokens=None)
+                for v in load_cue_views(self.conn, self.subject, self.status)]
+
+    def with_tokens(self) -> list[IndexEntry]:
+        """The entries with their ranking tokens (read from the store and cached when missing)."""
+        for e in self.entries:
+            if isinstance(e.tokens, str):
+                e.tokens = e.tokens.split()
+        if any(e.tokens is None for e in self.entries):
+            from habitus.recall.fallback import fast_tokenize
+            from habitus.recall.source import load_texts
+
+            texts = {wf_id: text for wf_id, _, text, _ in load_texts(self.conn, self.subject, self.status)}
+            for e in self.entries:
+                e.tokens = fast_tokenize(texts.get(e.id, ""))
+            if _settled(self.fingerprint[3]):
+                _write(self.path, self.fingerprint, self.entries)
+        return self.entries
+
+
+def _write(path: Path, fingerprint: list, entries: list[IndexEntry]) -> None:
+    data = {"fingerprint": fingerprint,
+            "entries": [[e.id, e.intent, e.only_if_asked, e.cues.to_dict(),
+                         e.tokens if isinstance(e.tokens, str) else " ".join(e.tokens or [])]
+                        for e in entries]}
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".recall-", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass  # a read-only home only costs time
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
