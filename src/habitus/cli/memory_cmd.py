@@ -81,6 +81,10 @@ def _render_learn(data: dict[str, Any]) -> None:
                      highlight=False)
     for fb in data["feedback"]:
         stdout.print(f"  feedback: {fb['workflow']} {fb['verdict']}", highlight=False)
+    from habitus.learn.replay import describe
+
+    for verdict in data.get("replay") or []:
+        stdout.print(f"  {describe(verdict)}", highlight=False)
     if not data["workflows"]:
         stdout.print("  no workflows yet: ingest coding sessions first (`habitus ingest`)", highlight=False)
 
@@ -95,6 +99,18 @@ def _render_list(rows: list[dict[str, Any]]) -> None:
                      f"misled {c['misled']}, stale {c['stale']})", highlight=False)
 
 
+def _show_rejected(repo: Path | None, as_json: bool) -> None:
+    from habitus.learn.replay import load_rejected, rejected_summary, render_rejected
+
+    subject = _subject(repo)
+    conn = _conn()
+    try:
+        rows = [rejected_summary(r) for r in load_rejected(conn, subject)]
+    finally:
+        conn.close()
+    emit(rows, as_json, render=lambda d: stdout.print(render_rejected(d), highlight=False))
+
+
 def register(app: typer.Typer) -> None:
     """Add `habitus learn` and the `habitus workflows` group."""
 
@@ -103,14 +119,23 @@ def register(app: typer.Typer) -> None:
         repo: Path | None = typer.Option(None, "--repo", help="Only this repo's traces (its subject)."),
         annotate: bool = typer.Option(False, "--annotate",
                                       help="Let the configured LLM name workflows and polish step text."),
+        no_gate: bool = typer.Option(False, "--no-gate", help="Save the new build without the replay gate."),
+        show_rejected: bool = typer.Option(False, "--show-rejected",
+                                           help="List builds the replay gate rejected (learns nothing)."),
         as_json: bool = JsonOption,
     ) -> None:
-        """Learn records and workflows from the ingested traces (no model unless --annotate)."""
+        """Learn records and workflows from the ingested traces (no model unless --annotate).
+
+        Each new build replays the repo's recorded tasks and is kept only if it serves them at least as
+        well as the current memory; rejected builds are listed by --show-rejected."""
         from habitus.learn import LearnError, learn
 
+        if show_rejected:
+            _show_rejected(repo, as_json)
+            return
         conn = _conn()
         try:
-            report = learn(conn, repo=repo, annotate=annotate)
+            report = learn(conn, repo=repo, annotate=annotate, gate=not no_gate)
         except LearnError as exc:
             fail(str(exc))
         finally:

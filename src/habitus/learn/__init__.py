@@ -33,6 +33,7 @@ class LearnReport:
     workflows: list[Workflow] = field(default_factory=list)
     feedback: list[dict[str, Any]] = field(default_factory=list)
     annotation: dict[str, Any] | None = None
+    replay: list[dict[str, Any]] = field(default_factory=list)  # replay-gate verdicts (learn.replay), per subject
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,6 +46,7 @@ class LearnReport:
             "workflows": [workflow_summary(w) for w in self.workflows],
             "feedback": list(self.feedback),
             "annotation": self.annotation,
+            "replay": list(self.replay),
             "seconds": round(self.seconds, 3),
         }
 
@@ -67,11 +69,12 @@ def _trace_version(ended: str | None, steps: int) -> str:
 
 
 def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | str | None = None,
-          rebuild: bool = True, annotate: bool = False, provider: Any = None) -> LearnReport:
+          rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True) -> LearnReport:
     """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
 
     `repo` restricts learning to that repo's subject and reads file text from it for places.
     `annotate` lets the configured LLM (or `provider`) name workflows and polish step text.
+    `gate` replays the repo's recorded tasks and keeps a build that serves them worse (`learn.replay`).
     """
     from habitus.capture.subject import repo_subject
     from habitus.learn.feedback import apply_feedback
@@ -136,6 +139,13 @@ def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | 
             summary = annotate_workflows(workflows, provider)
             report.annotation = {k: (report.annotation or {}).get(k, 0) + v if isinstance(v, int) else v
                                  for k, v in summary.items()}
+        if gate:
+            from habitus.learn.replay import gate_build
+
+            verdict = gate_build(conn, subj, records, workflows, repo=repo_path)
+            report.replay.append(verdict.to_dict())
+            if not verdict.accepted:
+                continue
         save_workflows(conn, subj, workflows)
         report.workflows.extend(workflows)
     report.subjects = subjects

@@ -1,0 +1,263 @@
+"""The replay gate: a new workflow build is a candidate until it serves the repo's past tasks as well as memory does.
+
+`gate(records, candidate, current, repo)` replays the recorded tasks of a repo through recall
+(selector `habitus`, validated against the working tree) once with the candidate workflows and once
+with the current ones, and compares what each hands over with what the task really did:
+
+- *found*: the places the task edited that the hand-over points at (same file, and block chains
+  that agree as far as both go);
+- *left alone*: places handed over that the task did not edit;
+- *false retrievals*: workflows handed to recorded tasks that edited nothing (read-only sessions).
+
+The candidate is accepted when it finds at least as many edited places as the current memory, the
+share of places it hands over that were left alone is no higher than the current memory's (+5
+points; 50% when the current memory hands nothing: at least as many right places as wrong ones),
+and it makes no more false retrievals. Rejected builds are kept in `learn_rejected` for inspection
+(`habitus learn --show-rejected`). A build identical to the current memory is accepted unreplayed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from habitus.core.record import Record
+from habitus.core.workflow import Place, Workflow
+from habitus.store.sqlite import ensure_schema
+
+LEFT_ALONE_TOLERANCE = 0.05
+FIRST_BUILD_LEFT_ALONE = 0.5  # with no current memory: at least as many right places as wrong ones
+MAX_REPLAY = 60  # the most recent recorded tasks replayed (keeps learning over big histories bounded)
+
+COMPONENT = "replay"
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE IF NOT EXISTS learn_rejected (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        subject TEXT,
+        created TEXT NOT NULL,
+        replay TEXT NOT NULL,
+        workflows TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS learn_rejected_subject ON learn_rejected(subject);
+    """,
+)
+
+
+@dataclass
+class ReplayFigures:
+    """What one memory handed the replayed tasks."""
+
+    tasks: int = 0  # recorded tasks that edited something
+    negatives: int = 0  # recorded tasks that edited nothing
+    edited: int = 0  # places those tasks edited
+    found: int = 0  # … that the hand-over pointed at
+    handed: int = 0  # places handed over
+    left_alone: int = 0  # … that the task did not edit
+    false_retrievals: int = 0  # workflows handed to tasks that edited nothing
+
+    @property
+    def left_alone_share(self) -> float:
+        return self.left_alone / self.handed if self.handed else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "left_alone_share": round(self.left_alone_share, 4)}
+
+
+@dataclass
+class ReplayVerdict:
+    subject: str | None
+    accepted: bool
+    reasons: list[str] = field(default_factory=list)
+    candidate: ReplayFigures = field(default_factory=ReplayFigures)
+    current: ReplayFigures = field(default_factory=ReplayFigures)
+    skipped: str | None = None  # why nothing was replayed (the build is accepted then)
+    rejected_id: int | None = None
+    workflows: list[str] = field(default_factory=list)  # candidate workflow ids
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"subject": self.subject, "accepted": self.accepted, "reasons": list(self.reasons),
+                "skipped": self.skipped, "candidate": self.candidate.to_dict(), "current": self.current.to_dict(),
+                "rejected_id": self.rejected_id, "workflows": list(self.workflows)}
+
+
+def places_agree(handed: Place, edited: Place) -> bool:
+    """Same file, and the block chains agree as far as both go (an empty chain is the whole file)."""
+    if handed.file != edited.file:
+        return False
+    k = min(len(handed.chain), len(edited.chain))
+    return [c.strip() for c in handed.chain[:k]] == [c.strip() for c in edited.chain[:k]]
+
+
+def _handed_places(result: Any) -> list[Place]:
+    out: dict[tuple[str, tuple[str, ...]], Place] = {}
+    for sel in result.selected:
+        for n in sel.shown_steps():
+            place = sel.workflow.steps[n - 1].place
+            if place is not None and place.file:
+                out.setdefault((place.file, tuple(place.chain)), place)
+    return list(out.values())
+
+
+def replay(records: list[Record], workflows: list[Workflow], repo: Path) -> ReplayFigures:
+    """Give each recorded task to recall with `workflows` and compare the hand-over with what the task edited."""
+    from habitus.recall import recall
+
+    figures = ReplayFigures()
+    for rec in records:
+        result = recall(rec.task, cwd=repo, workflows=list(workflows), selector="habitus", log=False)
+        edited = rec.places
+        if not edited:
+            figures.negatives += 1
+            figures.false_retrievals += len(result.selected)
+            continue
+        handed = _handed_places(result)
+        figures.tasks += 1
+        figures.edited += len(edited)
+        figures.found += sum(1 for e in edited if any(places_agree(h, e) for h in handed))
+        figures.handed += len(handed)
+        figures.left_alone += sum(1 for h in handed if not any(places_agree(h, e) for e in edited))
+    return figures
+
+
+def replayable(records: list[Record]) -> list[Record]:
+    """Records with a task text, most recent last, at most MAX_REPLAY."""
+    usable = [r for r in records if r.task.strip()]
+    usable.sort(key=lambda r: (r.date or "", r.trace_id))
+    return usable[-MAX_REPLAY:]
+
+
+def _signature(workflows: list[Workflow]) -> list[Any]:
+    return sorted(json.dumps({k: v for k, v in w.to_dict().items() if k not in ("counters", "status", "provenance")},
+                             sort_keys=True, default=str) for w in workflows)
+
+
+def gate(records: list[Record], candidate: list[Workflow], current: list[Workflow], repo: Path | None,
+         subject: str | None = None) -> ReplayVerdict:
+    """Replay `records` with both memories and decide (see the module docstring)."""
+    verdict = ReplayVerdict(subject=subject, accepted=True, workflows=[w.id for w in candidate])
+    tasks = replayable(records)
+    if repo is None or not Path(repo).is_dir():
+        verdict.skipped = "no working tree of the repo to replay against"
+        return verdict
+    if not tasks:
+        verdict.skipped = "no recorded tasks to replay"
+        return verdict
+    if current and _signature(candidate) == _signature(current):
+        verdict.skipped = "the build is the current memory"
+        return verdict
+    verdict.candidate = cand = replay(tasks, candidate, Path(repo))
+    verdict.current = cur = replay(tasks, current, Path(repo))
+    if cand.found < cur.found:
+        verdict.reasons.append(f"finds fewer edited places ({cand.found}/{cand.edited} vs {cur.found}/{cur.edited})")
+    limit = cur.left_alone_share + LEFT_ALONE_TOLERANCE if cur.handed else FIRST_BUILD_LEFT_ALONE
+    if cand.left_alone_share > limit:
+        verdict.reasons.append(f"hands over more places the tasks left alone ({cand.left_alone}/{cand.handed} = "
+                               f"{cand.left_alone_share:.0%}, limit {limit:.0%})")
+    if cand.false_retrievals > cur.false_retrievals:
+        verdict.reasons.append(f"more false retrievals on tasks that edited nothing ({cand.false_retrievals} vs "
+                               f"{cur.false_retrievals})")
+    verdict.accepted = not verdict.reasons
+    return verdict
+
+
+def replay_repo(records: list[Record], subject: str, repo: Path | None) -> Path | None:
+    """The working tree to replay in: `repo`, else the most common recorded cwd that is this subject's repo."""
+    if repo is not None:
+        return repo
+    from habitus.capture.subject import repo_subject
+
+    for cwd, _ in Counter(r.cwd for r in records if r.cwd).most_common(3):
+        if cwd and Path(cwd).is_dir() and repo_subject(cwd) == subject:
+            return Path(cwd)
+    return None
+
+
+def ensure_replay_schema(conn: sqlite3.Connection) -> None:
+    ensure_schema(conn, COMPONENT, MIGRATIONS)
+
+
+def save_rejected(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow],
+                  verdict: ReplayVerdict) -> int:
+    """Keep a rejected build for inspection; returns its id (also set on the verdict)."""
+    ensure_replay_schema(conn)
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    with conn:
+        cur = conn.execute("INSERT INTO learn_rejected (subject, created, replay, workflows) VALUES (?, ?, ?, ?)",
+                           (subject, now, "{}", json.dumps([w.to_dict() for w in workflows])))
+        verdict.rejected_id = int(cur.lastrowid or 0)
+        conn.execute("UPDATE learn_rejected SET replay = ? WHERE id = ?",
+                     (json.dumps(verdict.to_dict()), verdict.rejected_id))
+    return verdict.rejected_id
+
+
+def load_rejected(conn: sqlite3.Connection, subject: str | None = None, *, limit: int = 20) -> list[dict[str, Any]]:
+    """Rejected builds, newest first: id, subject, created, the replay verdict and the workflows (as dicts)."""
+    ensure_replay_schema(conn)
+    sql, args = "SELECT * FROM learn_rejected", []
+    if subject is not None:
+        sql += " WHERE subject = ?"
+        args.append(subject)
+    rows = conn.execute(sql + " ORDER BY id DESC LIMIT ?", [*args, limit]).fetchall()
+    return [{"id": r[0], "subject": r[1], "created": r[2], "replay": json.loads(r[3]),
+             "workflows": json.loads(r[4])} for r in rows]
+
+
+def describe(verdict: dict[str, Any]) -> str:
+    """One line for `habitus learn`: the verdict and the replay figures."""
+    if verdict.get("skipped"):
+        return f"replay gate: accepted without replay ({verdict['skipped']})"
+    c, m = verdict["candidate"], verdict["current"]
+    head = "accepted" if verdict["accepted"] else f"REJECTED (kept as #{verdict.get('rejected_id')})"
+    return (f"replay gate: {head} — {c['tasks']} past tasks: edited places found {c['found']}/{c['edited']} "
+            f"(current memory {m['found']}); places left alone {c['left_alone']}/{c['handed']} "
+            f"(current {m['left_alone']}/{m['handed']}); false retrievals on {c['negatives']} read-only tasks "
+            f"{c['false_retrievals']} (current {m['false_retrievals']})"
+            + ("" if verdict["accepted"] else "; " + "; ".join(verdict["reasons"])))
+
+
+def gate_build(conn: sqlite3.Connection, subject: str, records: list[Record], candidate: list[Workflow], *,
+               repo: Path | None = None) -> ReplayVerdict:
+    """The gate as `learn` runs it: current memory from the store (active workflows), the candidate plus the
+    subject's imported workflows (a rebuild keeps those), a rejected build kept in `learn_rejected`."""
+    from habitus.store.memory import load_workflows
+
+    current = load_workflows(conn, subject, status="active")
+    imported = {r[0] for r in conn.execute("SELECT id FROM workflows WHERE origin = 'imported'")}
+    ids = {w.id for w in candidate}
+    full = list(candidate) + [w for w in current if w.id in imported and w.id not in ids]
+    verdict = gate(records, full, current, replay_repo(records, subject, repo), subject=subject)
+    verdict.workflows = [w.id for w in candidate]
+    if not verdict.accepted:
+        save_rejected(conn, subject, candidate, verdict)
+    return verdict
+
+
+def rejected_summary(row: dict[str, Any]) -> dict[str, Any]:
+    """A rejected build for listing: the verdict and a summary of each workflow with its places."""
+    workflows = []
+    for data in row["workflows"]:
+        wf = Workflow.from_dict(data)
+        workflows.append({"id": wf.id, "name": wf.name, "steps": [
+            {"do": s.do, "file": s.place.file if s.place else None, "chain": list(s.place.chain) if s.place else []}
+            for s in wf.steps], "checks": list(wf.checks)})
+    return {"id": row["id"], "subject": row["subject"], "created": row["created"], "replay": row["replay"],
+            "workflows": workflows}
+
+
+def render_rejected(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no rejected builds"
+    lines = []
+    for row in rows:
+        lines.append(f"#{row['id']} {row['created']} {row['subject']}")
+        lines.append(f"  {describe(row['replay'])}")
+        for wf in row["workflows"]:
+            places = ", ".join(dict.fromkeys(s["file"] for s in wf["steps"] if s["file"])) or "-"
+            lines.append(f"  {wf['id']} {wf['name']}: {len(wf['steps'])} steps at {places}")
+    return "\n".join(lines)
