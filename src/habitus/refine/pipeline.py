@@ -151,6 +151,43 @@ def _provider_usage(provider: Any | None) -> dict[str, Any]:
             "output_tokens": 0, "total_tokens": 0, "cost": 0.0, "unpriced_calls": 0, "models": [], "stopped": None}
 
 
+def summarize_all(traces: list[Trace], summarizer: Summarizer) -> tuple[list[TraceSummary], dict[str, Behaviour], int]:
+    """Summaries of the traces with a known outcome, in trace-id order; the behaviour registry; unknown count."""
+    registry: dict[str, Behaviour] = {}
+    summaries: list[TraceSummary] = []
+    unknown = 0
+    for trace in sorted(traces, key=lambda t: t.id):
+        if polarity_of(trace) is None:
+            unknown += 1
+            continue
+        summaries.append(summarizer.summarize(trace, registry))
+    if not summaries:
+        raise RefineError(f"none of the {len(traces)} trace(s) has a known outcome; give --rewards")
+    return summaries, registry, unknown
+
+
+def cluster_by_polarity(train: list[TraceSummary], vectors: Any, clusterer: str, use_umap: bool
+                        ) -> tuple[list[dict[str, Any]], dict[str, int], list[dict[str, Any]]]:
+    """Clusters of each polarity (rows in a fixed order), labels by trace id, and the skipped partitions."""
+    clusters: list[dict[str, Any]] = []
+    labels_by_id: dict[str, int] = {}
+    skipped: list[dict[str, Any]] = []
+    for polarity in (SUCCESS, FAILURE):
+        rows = [i for i, s in enumerate(train) if s.polarity == polarity]
+        labels = cluster_stage.cluster_vectors(vectors[rows], clusterer, use_umap) if rows else None
+        if labels is None:
+            skipped.append({"polarity": polarity, "traces": len(rows),
+                            "reason": f"fewer than {cluster_stage.MIN_PARTITION} traces"})
+            continue
+        for row, label in zip(rows, labels, strict=True):
+            labels_by_id[train[row].trace_id] = label
+        for label in sorted(set(labels)):
+            ids = sorted(train[row].trace_id for row, lab in zip(rows, labels, strict=True) if lab == label)
+            clusters.append({"polarity": polarity, "cluster_id": label, "noise": label < 0, "size": len(ids),
+                             "trace_ids": ids})
+    return clusters, labels_by_id, skipped
+
+
 def refine(skill_path: Path | str, traces_path: Path | str | None = None, rewards_path: Path | str | None = None,
            out_dir: Path | str | None = None, *, traces: list[Trace] | None = None,
            ground_truth: Path | str | None = None, holdout: float = 0.0, clusterer: str = "umap_hdbscan",
@@ -187,16 +224,7 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
     lap("read")
 
     summarizer = summarizer or RuleSummarizer()
-    registry: dict[str, Behaviour] = {}
-    summaries: list[TraceSummary] = []
-    unknown = 0
-    for trace in sorted(traces, key=lambda t: t.id):
-        if polarity_of(trace) is None:
-            unknown += 1
-            continue
-        summaries.append(summarizer.summarize(trace, registry))
-    if not summaries:
-        raise RefineError(f"none of the {len(traces)} trace(s) has a known outcome; give --rewards")
+    summaries, registry, unknown = summarize_all(traces, summarizer)
     lap("summarize")
 
     held = holdout_stage.split(
@@ -212,22 +240,7 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
         raise RefineError(f"embed stage failed: {exc}") from exc
     lap("embed")
 
-    clusters: list[dict[str, Any]] = []
-    labels_by_id: dict[str, int] = {}
-    skipped: list[dict[str, Any]] = []
-    for polarity in (SUCCESS, FAILURE):
-        rows = [i for i, s in enumerate(train) if s.polarity == polarity]
-        labels = cluster_stage.cluster_vectors(vectors[rows], clusterer, use_umap) if rows else None
-        if labels is None:
-            skipped.append({"polarity": polarity, "traces": len(rows),
-                            "reason": f"fewer than {cluster_stage.MIN_PARTITION} traces"})
-            continue
-        for row, label in zip(rows, labels, strict=True):
-            labels_by_id[train[row].trace_id] = label
-        for label in sorted(set(labels)):
-            ids = sorted(train[row].trace_id for row, lab in zip(rows, labels, strict=True) if lab == label)
-            clusters.append({"polarity": polarity, "cluster_id": label, "noise": label < 0, "size": len(ids),
-                             "trace_ids": ids})
+    clusters, labels_by_id, skipped = cluster_by_polarity(train, vectors, clusterer, use_umap)
     lap("cluster")
 
     by_id = {s.trace_id: s for s in train}
