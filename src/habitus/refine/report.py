@@ -11,6 +11,7 @@ import base64
 import html
 import io
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,12 @@ def cluster_map_png(vectors: Any, ids: list[str], labels_by_id: dict[str, int],
         for noise in (False, True):
             rows = [i for i, t in enumerate(ids) if polarity_by_id[t] == polarity
                     and (labels_by_id.get(t, -1) < 0) == noise]
-            if rows:
-                ax.scatter(points[rows, 0], points[rows, 1], c=colours[polarity], marker="x" if noise else "o",
-                           s=36, label=f"{polarity}{' (noise/unclustered)' if noise else ''}", alpha=0.85)
+            if rows:  # traces that embed identically share one marker, sized by how many they are
+                stacked = Counter((round(float(points[i, 0]), 6), round(float(points[i, 1]), 6)) for i in rows)
+                xy = sorted(stacked)
+                ax.scatter([x for x, _ in xy], [y for _, y in xy], c=colours[polarity], marker="x" if noise else "o",
+                           s=[36 * stacked[k] ** 0.5 for k in xy], alpha=0.85,
+                           label=f"{polarity}{' (noise/unclustered)' if noise else ''} ({len(rows)})")
     groups: dict[tuple[str, int], list[int]] = {}
     for i, t in enumerate(ids):
         label = labels_by_id.get(t, -1)
@@ -61,7 +65,7 @@ def cluster_map_png(vectors: Any, ids: list[str], labels_by_id: dict[str, int],
     for (polarity, label), rows in sorted(groups.items()):
         x, y = points[rows, 0].mean(), points[rows, 1].mean()
         ax.annotate(f"{polarity[0].upper()}{label}", (x, y), fontsize=9, weight="bold", color=colours[polarity])
-    ax.set_title("Trace clusters (PCA of the embeddings)")
+    ax.set_title("Trace clusters (PCA of the embeddings; marker area = traces)")
     ax.set_xticks([])
     ax.set_yticks([])
     if ids:
