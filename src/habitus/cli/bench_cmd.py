@@ -127,3 +127,44 @@ def _render_calibration(cal: dict[str, Any]) -> None:
     else:
         stdout.print(f"calibrated: level {cal['level']} brings {cal['agent']} "
                      f"({cal['config']['name']}, {cal['variant']}) below {cal['target']:.0%}")
+
+
+@bench_app.command("recall")
+def recall_cmd(
+    scenarios: int = typer.Option(3, "--scenarios", "-n", min=1,
+                                  help="Number of generated scenarios (~26 tasks each)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the scenarios (fixture seed = seed + scenario index)."),
+    selectors: list[str] = typer.Option(None, "--selectors", "-s",
+                                        help="cues | bm25 | embedding | habitus | none. Repeatable (or comma-"
+                                             "separated); default all (embedding only with sentence-transformers)."),
+    scenario_files: list[Path] = typer.Option(None, "--scenario", help="Run this scenario file (JSON/YAML) instead "
+                                                                      "of generated ones. Repeatable."),
+    out: Path = typer.Option(None, "--out", "-o", help="Folder for results.json, results.md and report.html "
+                                                         "(default: $HABITUS_HOME/bench/recall/<time>)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Recall: workflows picked, false retrievals, stale steps, moved steps, size and latency per selector."""
+    from habitus.bench.recall import run_recall_bench
+    from habitus.bench.recall.scenario import ScenarioError, load_scenario
+
+    chosen = [s.strip() for item in (selectors or []) for s in item.split(",") if s.strip()] or None
+    try:
+        plan: int | list[Any] = [load_scenario(p) for p in scenario_files] if scenario_files else scenarios
+        default = _default_out()  # …/bench/expense/<time> → …/bench/recall/<time>
+        result = run_recall_bench(out or default.parent.parent / "recall" / default.name, scenarios=plan, seed=seed,
+                                  selectors=chosen)
+    except (ScenarioError, ValueError, RuntimeError) as exc:
+        fail(str(exc))
+    data = result.to_dict()
+    if as_json:
+        emit(data, True)
+        return
+    typer.echo(result.markdown_table())  # plain: a markdown table must not be wrapped to the terminal
+    acc = data["acceptance"]
+    if acc.get("checked"):
+        stdout.print("habitus vs cues: " + ", ".join(f"{k.replace('_', ' ')}: {'yes' if v else 'no'}"
+                                                     for k, v in acc.items()
+                                                     if isinstance(v, bool) and k != "checked"), highlight=False)
+    meta = data["meta"]
+    stdout.print(f"{meta['scenarios']} scenarios, {meta['tasks']} tasks per selector in {meta['wall_s']} s\n"
+                 f"report: {data['html']}\nresults: {data['json']}", highlight=False)
