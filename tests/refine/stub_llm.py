@@ -17,7 +17,8 @@ SUMMARY = "The run rewrote the workbook through pandas; guard: edit cells with o
 
 
 @contextmanager
-def stub_chat_server(judge_answer: str | None = "YES, the quoted commands show it.") -> Iterator[dict[str, Any]]:
+def stub_chat_server(judge_answer: str | None = "YES, the quoted commands show it.",
+                     fail_summaries: bool = False) -> Iterator[dict[str, Any]]:
     state: dict[str, Any] = {"url": "", "prompts": []}
 
     class Handler(BaseHTTPRequestHandler):
@@ -26,8 +27,8 @@ def stub_chat_server(judge_answer: str | None = "YES, the quoted commands show i
             prompt = body["messages"][-1]["content"]
             state["prompts"].append(prompt)
             judging = "Answer YES or NO" in prompt
-            if judging and judge_answer is None:
-                status, payload = 500, {"error": {"message": "stub: judge unavailable"}}
+            if (judging and judge_answer is None) or (not judging and fail_summaries):
+                status, payload = 400, {"error": {"message": "stub: unavailable"}}
             else:
                 status, payload = 200, {
                     "id": "stub", "model": "gpt-4o", "object": "chat.completion",

@@ -58,3 +58,12 @@ def test_judge_reply_without_a_verdict_counts_as_an_error(sample):
     judged = [p for p in result.proposals if p["gate"]["judge"] is not None]
     assert judged and not any(p["gate"]["passed"] for p in judged)
     assert "does not start with YES or NO" in judged[0]["gate"]["judge"]["reason"]
+
+
+def test_summary_errors_fall_back_to_the_model_free_summary(sample):
+    with stub_chat_server(judge_answer="YES, shown.", fail_summaries=True) as stub:
+        result = run(sample, stub["url"])
+    manifest = result.manifest
+    assert manifest["config"]["summarizer_errors"] == 16
+    assert all(s["summary"].startswith(("Succeeded", "Failed")) for s in manifest["summaries"])
+    assert result.accepted  # the run still completes

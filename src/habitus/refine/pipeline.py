@@ -280,7 +280,8 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
             "rewards": {"name": Path(rewards_path).name, "sha256": _sha(Path(rewards_path))} if rewards_path else None,
         },
         "config": {
-            "summarizer": summarizer.name, "embedder": getattr(stage_embedder, "name", type(stage_embedder).__name__),
+            "summarizer": summarizer.name, "summarizer_errors": getattr(summarizer, "errors", 0),
+            "embedder": getattr(stage_embedder, "name", type(stage_embedder).__name__),
             "clusterer": clusterer, "umap": use_umap and clusterer != "single",
             "umap_params": "components=min(20,max(1,n-2)), neighbours=min(15,n-1), min_dist=0.1, cosine, seed=42",
             "hdbscan": {"min_cluster_size": 2, "min_samples": 1, "cluster_selection_method": "eom"},

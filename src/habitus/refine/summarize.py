@@ -122,6 +122,7 @@ class LLMSummarizer:
         self.provider = provider
         self.max_chars = max_chars
         self.rules = RuleSummarizer()
+        self.errors = 0
 
     def summarize(self, trace: Trace, registry: dict[str, Behaviour]) -> TraceSummary:
         base = self.rules.summarize(trace, registry)
@@ -133,7 +134,13 @@ class LLMSummarizer:
         prompt = f"{_LLM_PROMPT[base.polarity]}\n\nTask: {base.task}\n\nRun:\n{text}"
         if base.diagnosis:
             prompt += f"\n\nGrader diagnosis: {base.diagnosis}"
-        reply = self.provider.chat([{"role": "user", "content": prompt}])
+        try:
+            reply = self.provider.chat([{"role": "user", "content": prompt}])
+        except Exception as exc:
+            if type(exc).__name__ == "NoModelConfigured":
+                raise  # a configuration error: say so rather than quietly running model-free
+            self.errors += 1  # provider error or budget spent: this trace keeps its model-free summary
+            return base
         content = getattr(reply, "text", None) or getattr(reply, "content", None) or str(reply)
         base.summary = " ".join(str(content).split())[:800]
         return base
