@@ -125,3 +125,13 @@ def test_summary_carries_polarity_observations_and_the_diagnosis():
 def test_unknown_outcome_is_refused():
     with pytest.raises(ValueError, match="no known outcome"):
         RuleSummarizer().summarize(trace_of("USER: x", OutcomeStatus.UNKNOWN), {})
+
+
+def test_codex_wrapped_commands_and_shell_keywords():
+    wrapped = ToolCall(name="shell", input={"command": ["bash", "-lc", "pytest -q tests"]}, output="ok")
+    loop = ToolCall(name="shell", input={"command": ["bash", "-lc", "for f in a b; do cat $f; done"]}, output="")
+    trace = Trace(id="x1", source_format="codex", agent="codex", outcome=Outcome(OutcomeStatus.SUCCESS),
+                  steps=[Step(kind=StepKind.TOOL, tool=wrapped), Step(kind=StepKind.TOOL, tool=loop)])
+    keys = set(detect(flatten_trace(trace)))
+    assert {"runs-pytest", "check-test"} <= keys
+    assert not {"runs-bash", "runs-done", "tool-shell"} & keys

@@ -123,7 +123,10 @@ def _tool_command(tool_input: dict) -> str:
         if isinstance(value, str) and value:
             return value
         if isinstance(value, list) and value:
-            return " ".join(str(v) for v in value)
+            words = [str(v) for v in value]
+            if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and words[1] in ("-c", "-lc"):
+                return words[-1]  # Codex wraps every command as ["bash", "-lc", "<command>"]
+            return " ".join(words)
     return json.dumps(tool_input, sort_keys=True, ensure_ascii=False)[:2000]
 
 
