@@ -76,7 +76,8 @@ def run_recall_bench(out_dir: Path | str | None, *, scenarios: int | list[Scenar
                for sel in chosen}
     cats = {sel: by_category([o for o in outcomes if o.selector == sel]) for sel in chosen}
     n_tasks = sum(len(s.tasks) for s in plan)
-    meta = {"scenarios": len(plan), "tasks": n_tasks, "tasks_per_scenario": round(n_tasks / len(plan), 1),
+    per = n_tasks // len(plan) if n_tasks % len(plan) == 0 else round(n_tasks / len(plan), 1)
+    meta = {"scenarios": len(plan), "tasks": n_tasks, "tasks_per_scenario": per,
             "seed": seed, "sessions": plan[0].sessions, "selectors": chosen,
             "wall_s": round(time.perf_counter() - started, 2)}
     result = RecallBenchResult(
