@@ -90,3 +90,11 @@ def test_negated_instruction_is_not_treated_as_an_endorsement():
 def test_unified_diff_names_the_file():
     diff = unified_diff("a\n", "a\nb\n", "SKILL.md")
     assert diff.startswith("--- a/SKILL.md\n+++ b/SKILL.md\n") and "+b\n" in diff
+
+
+def test_crlf_frontmatter_is_kept_byte_for_byte():
+    front = "---\r\nname: x\r\ndescription: y\r\n---\r\n"
+    skill = front + "# Skill\r\n\r\n- Use pandas for everything.\r\n"
+    merged, log = merge(skill, [proposal("pandas", 2, text="Do not use pandas for the output.")], REGISTRY)
+    assert merged.startswith(front)
+    assert log[0]["action"] == "scoped"
