@@ -24,13 +24,13 @@ def _age_all(repo: Path) -> None:
 
 def test_cache_is_written_once_settled_and_then_used(shortcut_repo: Path) -> None:
     store_workflows(shortcut_repo, [shortcut_workflow(None), DB])
-    path = cache_path(repo_subject(shortcut_repo))
+    conn = connect()
+    path = cache_path(repo_subject(shortcut_repo), conn=conn)
     assert recall(MISS, cwd=shortcut_repo, log=False).workflow_ids == ["db-timeout"]
     assert not path.exists()  # just imported: not settled yet
     _age_all(shortcut_repo)
     first = recall(MISS, cwd=shortcut_repo, log=False)
     assert path.exists()
-    conn = connect()
     assert RecallIndex(conn, repo_subject(shortcut_repo)).from_cache
     again = recall(MISS, cwd=shortcut_repo, log=False)
     assert again.to_dict() == first.to_dict()
@@ -53,12 +53,17 @@ def test_a_show_invalidates_and_a_damaged_cache_is_ignored(shortcut_repo: Path) 
     store_workflows(shortcut_repo, [shortcut_workflow(git(shortcut_repo, "rev-parse", "HEAD")), DB])
     _age_all(shortcut_repo)
     recall(MISS, cwd=shortcut_repo, log=False)
-    path = cache_path(repo_subject(shortcut_repo))
+    conn = connect()
+    path = cache_path(repo_subject(shortcut_repo), conn=conn)
     assert path.exists()
     recall("Add a keyboard shortcut for export", cwd=shortcut_repo)  # counts a show: `updated` moves
-    conn = connect()
     assert not RecallIndex(conn, repo_subject(shortcut_repo)).from_cache
     path.write_text("{not json", encoding="utf-8")
     assert recall(MISS, cwd=shortcut_repo, log=False).workflow_ids == ["db-timeout"]
     assert recall("Add a keyboard shortcut for export", cwd=shortcut_repo,
                   log=False).workflow_ids == ["wf-add-keyboard-shortcut"]
+
+
+def test_each_database_has_its_own_cache(shortcut_repo: Path, tmp_path: Path) -> None:
+    subject = repo_subject(shortcut_repo)
+    assert cache_path(subject, conn=connect()) != cache_path(subject, conn=connect(tmp_path / "other.db"))

@@ -40,12 +40,19 @@ class IndexEntry:
     tokens: list[str] | str | None
 
 
-def cache_path(subject: str, status: str = "active") -> Path:
+def cache_path(subject: str, status: str = "active", conn: sqlite3.Connection | None = None) -> Path:
+    """The cache file of a subject, per database (one home may serve several databases)."""
+    import zlib
+
     from habitus.store.home import habitus_home
 
     root = subject.split("@", 1)[0]
     safe = "".join(c for c in root if c.isalnum())[:64] or "subject"
-    return habitus_home() / "cache" / "recall" / f"{safe}-{status}.json"
+    db = ""
+    if conn is not None:
+        row = conn.execute("PRAGMA database_list").fetchone()
+        db = f"-{zlib.crc32(str(row[2] if row else '').encode()):08x}"
+    return habitus_home() / "cache" / "recall" / f"{safe}{db}-{status}.json"
 
 
 def _fingerprint(conn: sqlite3.Connection, root: str, status: str) -> list:
@@ -78,7 +85,7 @@ class RecallIndex:
         ensure_memory_schema(conn)
         self.conn, self.subject, self.status = conn, subject, status
         self.fingerprint = _fingerprint(conn, subject.split("@", 1)[0], status)
-        self.path = cache_path(subject, status)
+        self.path = cache_path(subject, status, conn)
         self.from_cache = False
         self.entries = self._read() or self._views()
 
