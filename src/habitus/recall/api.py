@@ -4,7 +4,8 @@ Selectors: `habitus` (intent, negation, cue pick with step cues and multi-change
 BM25/embedding fallback above a threshold, validation against the working tree), `cues` (the
 reference system's behaviour: phrase cues with negation and fills, no intent, no validation, no
 fallback), `bm25` / `embedding` (ranking above a threshold only), and `none` (nothing).
-The store is read with one query and only the counters of what was handed over are written.
+The store is read through a per-repo cache of cues and ranking tokens (`habitus.recall.cache`);
+whole workflows are loaded only for hits, and only the counters of what was handed over are written.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def resolve_budget(agent: str, budget: int | None) -> int:
     if agent not in DEFAULT_BUDGETS:
         raise RecallError(f"unknown agent {agent!r} (one of {', '.join(DEFAULT_BUDGETS)})")
     if budget is not None and budget < 0:
-        raise RecallError("budget must be a positive number of characters")
+        raise RecallError("budget must be a number of characters (0 or more)")
     return DEFAULT_BUDGETS[agent] if budget is None else budget
 
 
