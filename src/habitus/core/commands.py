@@ -51,15 +51,19 @@ def is_check(command: str) -> bool:
     return check_kind(command) is not None
 
 
-def command_program(command: str) -> str | None:
-    """The program a command line runs (first word after env assignments and `cd x &&`)."""
+def last_command_words(command: str) -> list[str]:
+    """Words of the last command in a `a && b; c` chain, without leading `VAR=value` assignments."""
     last = re.split(r"&&|\|\||;", command)[-1].strip()
     try:
         words = shlex.split(last)
     except ValueError:
         words = last.split()
-    for word in words:
-        if "=" in word and not word.startswith(("-", "/", ".")):
-            continue
-        return word
-    return None
+    while words and "=" in words[0] and not words[0].startswith(("-", "/", ".")):
+        words.pop(0)
+    return words
+
+
+def command_program(command: str) -> str | None:
+    """The program a command line runs (first word after env assignments and `cd x &&`)."""
+    words = last_command_words(command)
+    return words[0] if words else None

@@ -7,9 +7,8 @@ the record keeps the form that passed last, so a workflow hands over the command
 from __future__ import annotations
 
 import re
-import shlex
 
-from habitus.core.commands import check_kind
+from habitus.core.commands import check_kind, last_command_words
 from habitus.core.record import CommandFact
 
 _SCRIPT_CHECK = re.compile(r"^(?:(?:bash|sh|python3?|uv run|poetry run)\s+)?(?:\./)?(?:[\w.-]+/)*"
@@ -34,21 +33,15 @@ def check_key(command: str) -> tuple[str, str] | None:
     kind = check_of(command)
     if kind is None:
         return None
-    last = re.split(r"&&|\|\||;", command)[-1].strip()
-    try:
-        words = shlex.split(last)
-    except ValueError:
-        words = last.split()
+    words = last_command_words(command)
     for word in words:
         base = word.rsplit("/", 1)[-1]
-        if "=" in word and not word.startswith(("-", "/", ".")):
-            continue
         if base.endswith((".sh", ".bash", ".ps1")) or (kind == "script" and base.endswith(".py")):
             return kind, base
         if base in _WRAPPERS or word.startswith("-"):
             continue
         return kind, base
-    return kind, last
+    return kind, " ".join(words)
 
 
 def last_passing_checks(commands: list[CommandFact]) -> list[str]:
