@@ -13,7 +13,8 @@ The candidate is accepted when it finds at least as many edited places as the cu
 share of places it hands over that were left alone is no higher than the current memory's (+5
 points; 50% when the current memory hands nothing: at least as many right places as wrong ones),
 and it makes no more false retrievals. Rejected builds are kept in `learn_rejected` for inspection
-(`habitus learn --show-rejected`). A build identical to the current memory is accepted unreplayed.
+(`habitus learn --show-rejected`). A build identical to the current memory is accepted unreplayed,
+and so is one when no recorded task edited a file that is in the working tree now (nothing to judge).
 """
 
 from __future__ import annotations
@@ -125,9 +126,11 @@ def replay(records: list[Record], workflows: list[Workflow], repo: Path) -> Repl
     return figures
 
 
-def replayable(records: list[Record]) -> list[Record]:
-    """Records with a task text, most recent last, at most MAX_REPLAY."""
-    usable = [r for r in records if r.task.strip()]
+def replayable(records: list[Record], repo: Path) -> list[Record]:
+    """Records with a task text whose edits (if any) touched a file that is in `repo` now, most recent last,
+    at most MAX_REPLAY: a task whose files are all gone cannot be judged against this working tree."""
+    usable = [r for r in records if r.task.strip()
+              and (not r.edits or any((repo / f).is_file() for f in r.files_edited))]
     usable.sort(key=lambda r: (r.date or "", r.trace_id))
     return usable[-MAX_REPLAY:]
 
@@ -141,12 +144,12 @@ def gate(records: list[Record], candidate: list[Workflow], current: list[Workflo
          subject: str | None = None) -> ReplayVerdict:
     """Replay `records` with both memories and decide (see the module docstring)."""
     verdict = ReplayVerdict(subject=subject, accepted=True, workflows=[w.id for w in candidate])
-    tasks = replayable(records)
     if repo is None or not Path(repo).is_dir():
         verdict.skipped = "no working tree of the repo to replay against"
         return verdict
+    tasks = replayable(records, Path(repo))
     if not tasks:
-        verdict.skipped = "no recorded tasks to replay"
+        verdict.skipped = "no recorded task edited files that are in the working tree"
         return verdict
     if current and _signature(candidate) == _signature(current):
         verdict.skipped = "the build is the current memory"
