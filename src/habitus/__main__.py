@@ -1,5 +1,5 @@
 """`python -m habitus` runs the CLI."""
 
-from habitus.cli.main import main
+from habitus.cli.launcher import main
 
 main()

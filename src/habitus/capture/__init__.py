@@ -3,20 +3,33 @@
 Entry points: `read_trace_file(path)` for one file of any supported format (auto-detected),
 `iter_traces_from_paths(paths)` for files and folders, `habitus.capture.ingest.ingest_paths` to
 store them incrementally, `redact(text)` for secret redaction.
+
+Names load on first use, so importing a light submodule (`habitus.capture.subject`, used on the
+hook and recall paths) does not import every reader.
 """
 
-from habitus.capture.common import OUTPUT_CAP_BYTES, ReadResult
-from habitus.capture.reader import FORMATS, detect_format, iter_trace_files, iter_traces_from_paths, read_trace_file
-from habitus.capture.redact import redact, redact_trace
+from __future__ import annotations
 
-__all__ = [
-    "FORMATS",
-    "OUTPUT_CAP_BYTES",
-    "ReadResult",
-    "detect_format",
-    "iter_trace_files",
-    "iter_traces_from_paths",
-    "read_trace_file",
-    "redact",
-    "redact_trace",
-]
+from typing import Any
+
+_WHERE = {
+    "OUTPUT_CAP_BYTES": "habitus.capture.common",
+    "ReadResult": "habitus.capture.common",
+    "FORMATS": "habitus.capture.reader",
+    "detect_format": "habitus.capture.reader",
+    "iter_trace_files": "habitus.capture.reader",
+    "iter_traces_from_paths": "habitus.capture.reader",
+    "read_trace_file": "habitus.capture.reader",
+    "redact": "habitus.capture.redact",
+    "redact_trace": "habitus.capture.redact",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'habitus.capture' has no attribute {name!r}")
