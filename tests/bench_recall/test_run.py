@@ -98,6 +98,19 @@ def test_non_overlap_needs_the_whole_interval_below() -> None:
     assert not non_overlapping_below({"low": None, "high": None}, {"low": 0.2, "high": 0.5})
 
 
+@pytest.mark.parametrize(("label", "wanted", "semantic", "run", "skipped"), [
+    ("all, with the semantic extra", None, True, ["cues", "bm25", "embedding", "habitus", "none"], []),
+    ("all, without it", None, False, ["cues", "bm25", "habitus", "none"], ["embedding"]),
+    ("embedding asked without it", ["embedding", "habitus"], False, ["habitus"], ["embedding"]),
+    ("no embedding asked", ["cues", "habitus"], False, ["cues", "habitus"], []),
+])
+def test_embedding_is_skipped_with_a_reason_without_sentence_transformers(
+        label: str, wanted: list[str] | None, semantic: bool, run: list[str], skipped: list[str]) -> None:
+    chosen, why = available_selectors(wanted, semantic=semantic)
+    assert chosen == run and list(why) == skipped, label
+    assert all("sentence-transformers" in reason for reason in why.values())
+
+
 def test_unknown_selector_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown selector 'magic'"):
         available_selectors(["habitus", "magic"])

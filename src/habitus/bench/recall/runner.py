@@ -67,16 +67,20 @@ class ScenarioRun:
                 "after_learning": [c.to_dict() for c in self.scenario.after_learning]}
 
 
-def available_selectors(selectors: list[str] | None) -> tuple[list[str], dict[str, str]]:
-    """(selectors to run, {skipped selector: reason}); `embedding` needs sentence-transformers."""
+def available_selectors(selectors: list[str] | None, *,
+                        semantic: bool | None = None) -> tuple[list[str], dict[str, str]]:
+    """(selectors to run, {skipped selector: reason}); `embedding` needs sentence-transformers (`semantic`:
+    whether it is importable; None: look)."""
     import importlib.util
 
     wanted = list(selectors or ALL_SELECTORS)
     unknown = [s for s in wanted if s not in ALL_SELECTORS]
     if unknown:
         raise ValueError(f"unknown selector {unknown[0]!r} (choose from {', '.join(ALL_SELECTORS)})")
+    if semantic is None:
+        semantic = importlib.util.find_spec("sentence_transformers") is not None
     skipped: dict[str, str] = {}
-    if "embedding" in wanted and importlib.util.find_spec("sentence_transformers") is None:
+    if "embedding" in wanted and not semantic:
         skipped["embedding"] = ("sentence-transformers is not installed (pip install 'habitus[semantic]'); "
                                 "the embedding selector needs the MiniLM model")
     return [s for s in wanted if s not in skipped], skipped
