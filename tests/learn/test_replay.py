@@ -73,6 +73,34 @@ def test_gate_rejects_a_build_pointing_at_wrong_places(learned: Learned, db: Pat
     assert verdict.candidate.left_alone > verdict.current.left_alone
 
 
+def test_gate_rejects_a_build_handed_to_questions_about_its_subject(learned: Learned, db: Path) -> None:
+    conn = connect(db)
+    try:
+        records = load_records(conn, _subject(learned))
+        current = load_workflows(conn, _subject(learned))
+        chatty = copy.deepcopy(current)
+        for wf in chatty:
+            wf.intent = "inspect"  # wrongly learned as something to hand to questions and reviews
+        verdict = gate(records, chatty, current, learned.fixture.repo)
+    finally:
+        conn.close()
+    assert not verdict.accepted
+    assert verdict.candidate.false_retrievals > verdict.current.false_retrievals == 0
+    assert verdict.candidate.negatives >= 2 * len(current)  # the probes count as tasks that need nothing
+    assert any("false retrievals" in r for r in verdict.reasons)
+
+
+def test_negative_probes_mention_each_workflows_cue_without_asking_for_the_change(learned: Learned) -> None:
+    from habitus.learn.replay import negative_probes
+    from habitus.recall import classify_intent
+
+    workflows = learned.report.workflows
+    probes = negative_probes(workflows, [])
+    for wf in workflows:
+        assert any(wf.cues.any[0] in p for p in probes), wf.name
+    assert all(classify_intent(p) == "inspect" for p in probes), probes
+
+
 def test_gate_rejects_a_wrong_first_build_when_there_is_no_memory_yet(learned: Learned, db: Path) -> None:
     conn = connect(db)
     try:

@@ -7,7 +7,9 @@ with the current ones, and compares what each hands over with what the task real
 - *found*: the places the task edited that the hand-over points at (same file, and block chains
   that agree as far as both go);
 - *left alone*: places handed over that the task did not edit;
-- *false retrievals*: workflows handed to recorded tasks that edited nothing (read-only sessions).
+- *false retrievals*: workflows handed to tasks that need nothing: recorded tasks that edited
+  nothing (read-only sessions) and probes made from the builds' cues (a question about the cue, a
+  docs-only edit that mentions it).
 
 The candidate is accepted when it finds at least as many edited places as the current memory, the
 share of places it hands over that were left alone is no higher than the current memory's (+5
@@ -55,7 +57,7 @@ class ReplayFigures:
     """What one memory handed the replayed tasks."""
 
     tasks: int = 0  # recorded tasks that edited something
-    negatives: int = 0  # recorded tasks that edited nothing
+    negatives: int = 0  # recorded tasks that edited nothing, plus the probes (mentions without intent)
     edited: int = 0  # places those tasks edited
     found: int = 0  # … that the hand-over pointed at
     handed: int = 0  # places handed over
@@ -105,11 +107,29 @@ def _handed_places(result: Any) -> list[Place]:
     return list(out.values())
 
 
-def replay(records: list[Record], workflows: list[Workflow], repo: Path) -> ReplayFigures:
-    """Give each recorded task to recall with `workflows` and compare the hand-over with what the task edited."""
+PROBES = ("How does {cue} work here? Just explain, don't change anything.",
+          "Update only the documentation that mentions {cue}; no code changes.")
+MAX_PROBE_CUES = 10
+
+
+def negative_probes(*builds: list[Workflow]) -> list[str]:
+    """Tasks that mention a workflow's cue without asking for its change (a question, a docs-only edit): no
+    workflow should be handed to them. Made from the first cue of each workflow of either build."""
+    cues = list(dict.fromkeys(w.cues.any[0] for build in builds for w in build if w.cues.any))[:MAX_PROBE_CUES]
+    return [p.format(cue=c) for c in sorted(cues) for p in PROBES]
+
+
+def replay(records: list[Record], workflows: list[Workflow], repo: Path,
+           probes: list[str] | None = None) -> ReplayFigures:
+    """Give each recorded task (and each probe, a negative) to recall with `workflows` and compare the
+    hand-over with what the task edited."""
     from habitus.recall import recall
 
     figures = ReplayFigures()
+    for task in probes or []:
+        figures.negatives += 1
+        figures.false_retrievals += len(recall(task, cwd=repo, workflows=list(workflows), selector="habitus",
+                                               log=False).selected)
     for rec in records:
         result = recall(rec.task, cwd=repo, workflows=list(workflows), selector="habitus", log=False)
         edited = rec.places
@@ -154,8 +174,9 @@ def gate(records: list[Record], candidate: list[Workflow], current: list[Workflo
     if current and _signature(candidate) == _signature(current):
         verdict.skipped = "the build is the current memory"
         return verdict
-    verdict.candidate = cand = replay(tasks, candidate, Path(repo))
-    verdict.current = cur = replay(tasks, current, Path(repo))
+    probes = negative_probes(candidate, current)
+    verdict.candidate = cand = replay(tasks, candidate, Path(repo), probes)
+    verdict.current = cur = replay(tasks, current, Path(repo), probes)
     if cand.found < cur.found:
         verdict.reasons.append(f"finds fewer edited places ({cand.found}/{cand.edited} vs {cur.found}/{cur.edited})")
     limit = cur.left_alone_share + LEFT_ALONE_TOLERANCE if cur.handed else FIRST_BUILD_LEFT_ALONE
@@ -163,7 +184,7 @@ def gate(records: list[Record], candidate: list[Workflow], current: list[Workflo
         verdict.reasons.append(f"hands over more places the tasks left alone ({cand.left_alone}/{cand.handed} = "
                                f"{cand.left_alone_share:.0%}, limit {limit:.0%})")
     if cand.false_retrievals > cur.false_retrievals:
-        verdict.reasons.append(f"more false retrievals on tasks that edited nothing ({cand.false_retrievals} vs "
+        verdict.reasons.append(f"more false retrievals on tasks that need nothing ({cand.false_retrievals} vs "
                                f"{cur.false_retrievals})")
     verdict.accepted = not verdict.reasons
     return verdict
@@ -219,7 +240,7 @@ def describe(verdict: dict[str, Any]) -> str:
     head = "accepted" if verdict["accepted"] else f"REJECTED (kept as #{verdict.get('rejected_id')})"
     return (f"replay gate: {head} — {c['tasks']} past tasks: edited places found {c['found']}/{c['edited']} "
             f"(current memory {m['found']}); places left alone {c['left_alone']}/{c['handed']} "
-            f"(current {m['left_alone']}/{m['handed']}); false retrievals on {c['negatives']} read-only tasks "
+            f"(current {m['left_alone']}/{m['handed']}); false retrievals on {c['negatives']} tasks that need nothing "
             f"{c['false_retrievals']} (current {m['false_retrievals']})"
             + ("" if verdict["accepted"] else "; " + "; ".join(verdict["reasons"])))
 
