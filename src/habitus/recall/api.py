@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from habitus.core.workflow import Workflow
-from habitus.recall.cues import Unit, cues_may_fire, cues_vetoed, pick_by_cues, task_units
+from habitus.recall.cues import Unit, cues_may_fire, cues_vetoed, pick_by_cues, prefer_main_clause, task_units
 from habitus.recall.intent import classify_intent
 from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
 
@@ -150,6 +150,9 @@ def select_by_cues(task: str, workflows: list[Workflow] | Source, *, intent: str
             continue
         out.append(SelectedWorkflow(workflow=wf, why=pick.why, how="cue", kept_steps=pick.kept_steps,
                                     skipped_steps=pick.skipped_steps, fills=pick.fills, items=pick.items))
+    if intent is not None and len(out) > 1:  # habitus: a mention in a subordinate clause is not a request
+        main = {id(wf) for wf in prefer_main_clause([s.workflow for s in out], units)}
+        out = [s for s in out if id(s.workflow) in main]
     # more specific cue first: the longer the phrase that fired, the more the task asked for it
     out.sort(key=lambda s: -len(s.why))
     return out

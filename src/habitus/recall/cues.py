@@ -21,43 +21,93 @@ from habitus.recall.fills import fill_blanks
 from habitus.recall.negation import strip_negated
 
 _SPACE = re.compile(r"[\s_\-‐–—]+")
+_COMPOUND_HYPHEN = re.compile(r"(?<=\w)[-‐](?=\w)")  # "keyboard-accessible": one word, not two
+_DASHES = re.compile(r"[-‐]")
 _ITEM_LINE = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|[-*•+]|[a-z][.)])\s+(\S.*)$", re.IGNORECASE)
+# Subordinate clauses: a relative or adverbial clause ("that returns the current config options",
+# "which lists …", "when set it turns keyboard shortcuts off") or a reduced relative ("described in
+# the docs"). One runs from its marker to the clause end: . ; : ! ? ( ) or a line end, or a comma
+# followed by a coordinator (", and add …" starts a new main clause). A bare comma does not end it.
+_SUBORDINATOR = re.compile(
+    r"(?<![\w-])(?:that|which|who|whom|whose|where|when|whenever|while|if|unless|once|because|since"
+    r"|(?:described|listed|shown|defined|documented|mentioned|explained|specified|referenced)\s+(?:in|by|on|under))"
+    r"(?![\w-])")
+_SUBORDINATE_END = re.compile(r"[;:!?()\n。、]|\.(?!\w)|,\s*(?:and|or|then|but|also|plus)(?![\w-])")
+_PLURAL = re.compile(r"e?s(?![a-z0-9])")
 _INLINE_ITEM = re.compile(r"(?:^|(?<=\s))\(?(\d{1,2})[.)]\s+")
 
 
 @functools.lru_cache(maxsize=65536)
 def fold_phrase(phrase: str) -> str:
-    """`fold` for cue phrases, cached: the same phrases are folded on every recall."""
-    return fold(phrase)
+    """Cue phrases folded (hyphens are spaces), cached: the same phrases are folded on every recall."""
+    return _fold_cue(phrase)
 
 
 def fold(text: str) -> str:
-    """Case- and whitespace-folded text for matching (hyphens and underscores count as spaces)."""
-    return _SPACE.sub(" ", text.casefold()).strip()
+    """Case- and whitespace-folded text for matching.
+
+    Underscores, dashes and free-standing hyphens count as spaces; a hyphen inside a compound
+    ("keyboard-accessible") is kept as `-` so `phrase_occurs` can tell a compound's part from a word.
+    """
+    text = _COMPOUND_HYPHEN.sub("\0", text.casefold())
+    return _SPACE.sub(" ", text).replace("\0", "-").strip()
+
+
+def _fold_cue(phrase: str) -> str:
+    """A cue phrase folded: every hyphen is a space ("keyboard-shortcut" is the phrase "keyboard shortcut")."""
+    return _SPACE.sub(" ", phrase.casefold()).strip()
 
 
 def _is_word_char(ch: str) -> bool:
     return ch.isalnum() and ch.isascii()
 
 
-def phrase_occurs(phrase: str, text: str) -> bool:
-    """Does folded `phrase` occur in folded `text` as whole words (a plural `s` / `es` may follow)?
+@functools.lru_cache(maxsize=64)
+def _spaced(text: str) -> str:
+    """Folded text with compound hyphens as spaces (same length, so positions carry over)."""
+    return text.replace("-", " ")
 
-    Non-ASCII phrases (Japanese, …) match as plain substrings: such scripts have no spaces.
+
+def _joined(text: str, i: int, step: int) -> bool:
+    """Is text[i] a compound hyphen (a hyphen with a word character on its far side)?"""
+    j = i + step
+    return 0 <= i < len(text) and text[i] == "-" and 0 <= j < len(text) and _is_word_char(text[j])
+
+
+def phrase_spans(phrase: str, text: str) -> list[tuple[int, int]]:
+    """(start, end) of each whole-word occurrence of folded `phrase` in folded `text`.
+
+    Whole words: no letter or digit right before or after (a plural `s` / `es` may follow), and the
+    match neither starts nor ends inside a hyphenated compound: "keyboard shortcut" matches
+    "keyboard-shortcut handler" (the compound is covered whole) but "add a keyboard" does not match
+    "add a keyboard-accessible ring", nor "mail" "e-mail". Non-ASCII phrases (Japanese, …) match as
+    plain substrings: such scripts have no spaces.
     """
+    phrase = phrase.replace("-", " ")
     if not phrase:
-        return False
-    start = text.find(phrase)
+        return []
+    plain = _spaced(text) if "-" in text else text
+    out = []
+    start = plain.find(phrase)
     while start != -1:
         end = start + len(phrase)
-        before_ok = start == 0 or not _is_word_char(text[start - 1]) or not _is_word_char(phrase[0])
-        tail = text[end:end + 3]
-        after_ok = (end == len(text) or not _is_word_char(text[end]) or not _is_word_char(phrase[-1])
-                    or re.match(r"(?:e?s)(?![a-z0-9])", tail) is not None)
+        word_start, word_end = _is_word_char(phrase[0]), _is_word_char(phrase[-1])
+        before_ok = (start == 0 or not _is_word_char(text[start - 1]) or not word_start) and not (
+            word_start and _joined(text, start - 1, -1))
+        stop = end
+        if word_end and end < len(text) and _is_word_char(text[end]):
+            m = _PLURAL.match(text, end)
+            stop = m.end() if m else -1
+        after_ok = stop != -1 and not (word_end and _joined(text, stop, 1))
         if before_ok and after_ok:
-            return True
-        start = text.find(phrase, start + 1)
-    return False
+            out.append((start, max(stop, end)))
+        start = plain.find(phrase, start + 1)
+    return out
+
+
+def phrase_occurs(phrase: str, text: str) -> bool:
+    """Does folded `phrase` occur in folded `text` as whole words (see `phrase_spans`)?"""
+    return bool(phrase_spans(phrase, text))
 
 
 def first_occurring(phrases: list[str], text: str) -> str | None:
@@ -215,3 +265,40 @@ def pick_by_cues(wf: Workflow, units: list[Unit]) -> CuePick | None:
         fills=fired[0]["fills"],
         items=fired if units[0].item is not None else [],
     )
+
+
+def subordinate_spans(folded: str) -> list[tuple[int, int]]:
+    """(start, end) of each subordinate clause of folded text (see `_SUBORDINATOR`)."""
+    spans = []
+    pos = 0
+    while (m := _SUBORDINATOR.search(folded, pos)) is not None:
+        end_m = _SUBORDINATE_END.search(folded, m.end())
+        end = end_m.start() if end_m else len(folded)
+        spans.append((m.start(), end))
+        pos = max(end, m.end())
+    return spans
+
+
+def in_main_clause(phrases: list[str], units: list[Unit]) -> bool:
+    """Does some phrase occur in some reading of the task outside every subordinate clause?"""
+    for unit in units:
+        subs = subordinate_spans(unit.folded)
+        for phrase in phrases:
+            for start, _ in phrase_spans(fold_phrase(phrase), unit.folded):
+                if not any(a <= start < b for a, b in subs):
+                    return True
+    return False
+
+
+def prefer_main_clause(workflows: list[Workflow], units: list[Unit]) -> list[Workflow]:
+    """Of workflows whose cues fired, those asked for in a main clause, when some are and some are not.
+
+    "Add an API endpoint … that returns the current config options" asks for the endpoint; the config
+    options are only what it returns. A workflow whose cues occur only inside subordinate clauses is
+    dropped when another one's cues occur in a main clause; when all or none do, all are kept (a task
+    that coordinates two requests, "add a shortcut …, and add an endpoint …", keeps both).
+    """
+    if len(workflows) < 2:
+        return workflows
+    main = [wf for wf in workflows if in_main_clause(wf.cues.any, units)]
+    return main if main else workflows
