@@ -343,11 +343,11 @@ def _stage_expense(out_dir: Path, facts: dict[str, Any]) -> Section:
 
 
 def _stage_recall_bench(out_dir: Path, facts: dict[str, Any], scenarios: int) -> Section:
-    try:
-        from habitus.bench.recall import run_recall_bench
-    except ImportError:
-        return Section("9. Recall benchmark", text="(not available in this build)")
-    result = run_recall_bench(out_dir / "recall-bench", scenarios=scenarios, seed=0)
+    from habitus.bench.recall import run_recall_bench
+
+    # The embedding selector loads a neural model (~1 min on 2 cores); `habitus bench recall` includes it.
+    result = run_recall_bench(out_dir / "recall-bench", scenarios=scenarios, seed=0,
+                              selectors=["cues", "bm25", "habitus", "none"])
     facts["recall_bench"] = result.to_dict().get("summary", {})
     return Section("9. Recall benchmark: valid, false and stale retrievals", text=(
         "Selectors compared on the same memory and the same generated tasks, including adversarial ones "
