@@ -21,9 +21,14 @@ from habitus.core.workflow import Workflow
 
 BM25_THRESHOLD = 0.25
 # cosine similarity needed per embedder: sparse tf-idf vectors of short texts score far lower than
-# dense sentence embeddings for the same relatedness
-EMBEDDING_THRESHOLDS = {"tfidf": 0.25}
-EMBEDDING_THRESHOLD = 0.5
+# dense sentence embeddings for the same relatedness.
+# minilm: calibrated by benchmarks/calibrate_embedding_threshold.py (best F0.5 of workflow picks, middle of
+# the plateau) on recall-bench seeds 100–104 (5 scenarios, 130 tasks, 60 expected kinds): at 0.23 precision
+# 0.52, recall 0.93; held out on seeds 0–2 (3 scenarios, 78 tasks, 36 kinds): precision 0.52, recall 0.89
+# (at 0.5: 0.47 / 0.19). A clear match scores ~0.40 (median); unrelated and negated tasks hand over nothing;
+# the false picks left are mentions without intent (docs-only, review, questions) and look-alikes.
+EMBEDDING_THRESHOLDS = {"tfidf": 0.25, "minilm": 0.23}
+EMBEDDING_THRESHOLD = 0.5  # an embedder nobody calibrated: conservative, hand over only near-duplicates
 MAX_RANKED = 2
 MIN_MATCHED_TERMS = 2
 METHODS = ("bm25", "embedding", "off")
