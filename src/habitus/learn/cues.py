@@ -217,19 +217,87 @@ def generalize(text: str, values: dict[str, str]) -> str:
     return text
 
 
+_LEAD_VERB_WORDS = """implement fix fixes update updates remove removes rename renames introduce register wire need
+needs want wants expose exposed provide provides support supports allow allows"""
+_LEAD_VERBS = _VERBISH | frozenset(_LEAD_VERB_WORDS.split())
+
+
+def _clause_words(task: str) -> list[list[str]]:
+    return [_WORD.findall(c) for c in re.split(r"[.,;:!?()|\n]", strip_values(task).lower())]
+
+
+def _truncated(phrase: str, clauses: Sequence[list[list[str]]]) -> bool:
+    """Is `phrase` cut off before its object: in every (≥ 2) occurrence the same content word follows?
+
+    "add a keyboard" is always followed by "shortcut" in the shortcut tasks, so it names half an
+    object; "keyboard shortcut" is followed by a value, a clause end or varying words.
+    """
+    gram = phrase.split()
+    nexts: list[str | None] = []
+    for task_clauses in clauses:
+        for ws in task_clauses:
+            for i in range(len(ws) - len(gram) + 1):
+                if ws[i:i + len(gram)] == gram:
+                    nexts.append(ws[i + len(gram)] if i + len(gram) < len(ws) else None)
+    return len(nexts) >= 2 and len(set(nexts)) == 1 and nexts[0] is not None and nexts[0] not in STOPWORDS
+
+
+_MODIFIERS = frozenset(["new", "another", "extra", "additional", "small", "simple", "single", "second", "separate"])
+
+
+def _after_verb(gram: list[str], clauses: Sequence[list[list[str]]]) -> bool:
+    """Does `gram` follow an action word in some task ("add a keyboard shortcut", "need a new config option")?"""
+    for task_clauses in clauses:
+        for ws in task_clauses:
+            for i in range(len(ws) - len(gram) + 1):
+                if ws[i:i + len(gram)] != gram:
+                    continue
+                j = i - 1
+                while j >= 0 and i - j <= 3 and (ws[j] in STOPWORDS or ws[j] in _MODIFIERS) \
+                        and ws[j] not in _LEAD_VERBS:
+                    j -= 1
+                if j >= 0 and ws[j] in _LEAD_VERBS:
+                    return True
+    return False
+
+
+def cue_kind(phrase: str, clauses: Sequence[list[list[str]]] = ()) -> str:
+    """What a candidate cue is, judged on the group's tasks (`clauses`: each task's clauses as words).
+
+    `head`: the object the tasks ask for, the phrase right after an action word ("add a keyboard
+    shortcut"); `object`: another multi-word phrase not led by an action word ("view menu");
+    `verb`: led by an action word ("call the handler"); `fragment`: cut off before its object
+    ("add a keyboard", always followed by "shortcut"); `word`: a single word.
+    """
+    ws = phrase.split()
+    if clauses and _truncated(phrase, clauses):
+        return "fragment"
+    if len(ws) == 1:
+        return "word"
+    if ws[0] in _LEAD_VERBS:
+        return "verb"
+    return "head" if clauses and _after_verb(ws, clauses) else "object"
+
+
 def choose_cues(group_tasks: Sequence[str], other_tasks: Iterable[str], *, values: Iterable[str] = (),
                 limit: int = 4, extra: int = 2) -> list[str]:
     """Phrases common to the group's tasks and rare in other groups' tasks, never a task's own values.
 
-    First up to `limit` phrases found in at least half of the group's tasks; then up to `extra` more
-    (each in at least two tasks) while some of the group's tasks are matched by no cue yet, so every
-    way the group's tasks were phrased gets a cue.
+    First up to `limit` phrases that name the object the tasks ask for (`head` in `cue_kind`:
+    "keyboard shortcut", "config option"), each found in at least half of the group's tasks; then
+    up to `extra` more (each in at least two tasks) while some of the group's tasks are matched by
+    no cue yet, so every way the group's tasks were phrased gets a cue; those may be other phrases
+    ("backend config") and, last, phrases led by an action word ("call the handler"). A phrase
+    always followed by the same content word is a cut-off fragment ("add a keyboard") and never a
+    cue; single words only when no phrase qualifies. Without a head phrase the first pick takes
+    any phrase, as before.
     """
     own = [phrases(t) for t in group_tasks]
     own_text = [" ".join(words(t)) for t in group_tasks]
     others = [" ".join(words(t)) for t in other_tasks]
     if not own:
         return []
+    clauses = [_clause_words(t) for t in group_tasks]
     outside: Counter[str] = Counter(w for t in group_tasks for w in set(words(strip_values(t))))
     value_words = {w for v in values for w in words(v) if outside[w] * 2 < len(group_tasks)}
     value_words |= {v.lower() for v in values}
@@ -245,14 +313,23 @@ def choose_cues(group_tasks: Sequence[str], other_tasks: Iterable[str], *, value
         share_in, share_out = c / n_in, sum(p in o for o in others) / n_out
         if share_out > 0.1:
             continue
-        length_bonus = 0.15 * (len(p.split()) - 1)
-        scored.append((share_in - 2 * share_out + length_bonus, p, c))
+        kind = cue_kind(p, clauses)
+        if kind == "fragment":
+            continue
+        length_bonus = 0.15 * (len(p.split()) - 1) if kind in ("head", "object") else 0.0
+        scored.append((share_in - 2 * share_out + length_bonus, p, c, kind))
     scored.sort(key=lambda x: (-x[0], x[1]))
-    multi = [(p, c) for _, p, c in scored if " " in p]
+    by_kind: dict[str, list[tuple[str, int]]] = {}
+    for _, p, c, kind in scored:
+        by_kind.setdefault(kind, []).append((p, c))
+    heads, objects, verbs = by_kind.get("head", []), by_kind.get("object", []), by_kind.get("verb", [])
     # single words match too much by accident ("lists", "menu"); use them only when no phrase qualifies
-    ranked = multi if multi else [(p, c) for _, p, c in scored]
+    ranked = heads + objects + verbs or by_kind.get("word", [])
+    # the object the tasks ask for first; other phrases ("view menu", "env var") name parts other tasks
+    # share, and action-led ones describe what every kind does: those only cover tasks no head matches
+    first = heads or ranked
     picked: list[str] = []
-    for p, c in ranked:
+    for p, c in first:
         if c < min_in or any(p in q or q in p for q in picked):  # no phrase inside another one
             continue
         picked.append(p)
