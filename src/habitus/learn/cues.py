@@ -222,7 +222,8 @@ needs want wants expose exposed provide provides support supports allow allows""
 _LEAD_VERBS = _VERBISH | frozenset(_LEAD_VERB_WORDS.split())
 
 
-def _clause_words(task: str) -> list[list[str]]:
+def clause_words(task: str) -> list[list[str]]:
+    """The task's clauses (split at punctuation and removed values) as lower-case words."""
     return [_WORD.findall(c) for c in re.split(r"[.,;:!?()|\n]", strip_values(task).lower())]
 
 
@@ -297,7 +298,7 @@ def choose_cues(group_tasks: Sequence[str], other_tasks: Iterable[str], *, value
     others = [" ".join(words(t)) for t in other_tasks]
     if not own:
         return []
-    clauses = [_clause_words(t) for t in group_tasks]
+    clauses = [clause_words(t) for t in group_tasks]
     outside: Counter[str] = Counter(w for t in group_tasks for w in set(words(strip_values(t))))
     value_words = {w for v in values for w in words(v) if outside[w] * 2 < len(group_tasks)}
     value_words |= {v.lower() for v in values}
