@@ -6,7 +6,10 @@ skipped unless its own cue occurs; a workflow whose steps are all skipped is not
 that is a numbered or bulleted list of at least two items is matched item by item, each item read
 together with the task's shared text; a step is kept when any item needs it, and fills are taken
 per item. Matching is plain substring search plus word-boundary checks, so a thousand workflows
-match in milliseconds without compiling a regex per phrase. Pure functions.
+match in milliseconds without compiling a regex per phrase; a hyphenated compound counts as one
+word ("add a keyboard" does not fire on "keyboard-accessible"). When several workflows fire and
+some only inside subordinate clauses ("… that returns the current config options"),
+`prefer_main_clause` keeps the ones asked for in a main clause. Pure functions.
 """
 
 from __future__ import annotations
