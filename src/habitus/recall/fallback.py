@@ -25,7 +25,8 @@ BM25_THRESHOLD = 0.25
 # minilm: calibrated by benchmarks/calibrate_embedding_threshold.py (best F0.5 of workflow picks, middle of
 # the plateau) on recall-bench seeds 100–104 (5 scenarios, 130 tasks, 60 expected kinds): at 0.23 precision
 # 0.52, recall 0.93; held out on seeds 0–2 (3 scenarios, 78 tasks, 36 kinds): precision 0.52, recall 0.89
-# (at 0.5: 0.47 / 0.19). A clear match scores ~0.40 (median); unrelated and negated tasks hand over nothing;
+# (at 0.5: 0.47 / 0.19). A rerun after a learn.cues change picked 0.22; 0.23 stays in its best plateau
+# (held out 0.52 / 0.89). A clear match scores ~0.40 (median); unrelated and negated tasks hand over nothing;
 # the false picks left are mentions without intent (docs-only, review, questions) and look-alikes.
 EMBEDDING_THRESHOLDS = {"tfidf": 0.25, "minilm": 0.23}
 EMBEDDING_THRESHOLD = 0.5  # an embedder nobody calibrated: conservative, hand over only near-duplicates
