@@ -18,13 +18,14 @@ from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.common import ReadResult
+from habitus.capture.otel import looks_like_otel, read_otel
 from habitus.capture.outcome import apply_coding_outcome
 from habitus.capture.redact import redact_trace
 from habitus.capture.spans import REWARDS_FILE, load_ground_truth, looks_like_transcript, read_spans, read_transcript
 from habitus.capture.subject import repo_subject
 from habitus.core import Trace
 
-FORMATS = ("claude", "codex", "spans", "chat", "transcript")
+FORMATS = ("claude", "codex", "spans", "chat", "transcript", "otel")
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "file-history-snapshot", "progress", "system",
                            "queue-operation"})
@@ -33,13 +34,15 @@ _PEEK_BYTES = 256 * 1024
 
 
 def detect_format(path: Path | str) -> str | None:
-    """The trace format of a file ('claude', 'codex', 'spans', 'chat', 'transcript'), or None."""
+    """The trace format of a file ('claude', 'codex', 'spans', 'chat', 'transcript', 'otel'), or None."""
     path = Path(path)
     if path.name == REWARDS_FILE:
         return None
     with path.open("rb") as handle:
         head = handle.read(_PEEK_BYTES)
     text = head.decode("utf-8", errors="replace")
+    if looks_like_otel(text):
+        return "otel"
     if path.suffix in (".txt", ".md") or not text.lstrip().startswith("{"):
         return "transcript" if looks_like_transcript(text) else None
     for raw in text.splitlines()[:50]:
@@ -97,6 +100,8 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
             result = read_spans(path, start=start, rewards=reward_map, ground_truth=truth)
         elif fmt == "chat":
             result = read_chat(path, start=start, rewards=reward_map, ground_truth=truth)
+        elif fmt == "otel":
+            result = read_otel(path, rewards=reward_map, ground_truth=truth)
         elif fmt == "transcript":
             result = read_transcript(path, rewards=reward_map, ground_truth=truth)
         else:
@@ -136,13 +141,23 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
+def _is_otel_file(path: Path) -> bool:
+    """Folder walks take `.json` files only when they are OTel exports (other JSON is config or maps)."""
+    try:
+        return detect_format(path) == "otel"
+    except OSError:
+        return False
+
+
 def iter_trace_files(paths: Iterable[Path | str]) -> Iterator[Path]:
     """Every candidate trace file under `paths` (files as given; folders walked, sorted)."""
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
             for child in sorted(path.rglob("*")):
-                if child.is_file() and child.suffix in _TRACE_SUFFIXES and child.name != REWARDS_FILE:
+                if not child.is_file() or child.name == REWARDS_FILE:
+                    continue
+                if child.suffix in _TRACE_SUFFIXES or (child.suffix == ".json" and _is_otel_file(child)):
                     yield child
         else:
             yield path
