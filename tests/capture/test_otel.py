@@ -261,3 +261,67 @@ def test_ingest_into_a_real_store_is_idempotent_and_keeps_no_secret(tmp_path: Pa
         again = ingest_paths([folder], store)
         assert (again.files, again.files_unchanged) == (0, 1)
     assert SECRET.encode() not in db.read_bytes()
+
+
+def test_without_captured_content_tool_spans_and_usage_still_make_the_trace(tmp_path: Path) -> None:
+    op = "gen_ai.operation.name"
+    spans = [span("c1", "chat", 1, 2, {op: "chat", "gen_ai.request.model": "m", "gen_ai.usage.input_tokens": 10,
+                                       "gen_ai.usage.output_tokens": 5}),
+             span("t1", "execute_tool grep", 3, 4, {op: "execute_tool", "gen_ai.tool.name": "grep"}),
+             span("t2", "execute_tool edit", 5, 6, {op: "execute_tool", "gen_ai.tool.name": "edit"}, error="boom")]
+    (trace,) = read_trace_file(write_otlp_document(tmp_path / "bare.json", spans)).traces
+    assert [(c.name, c.is_error, c.output) for c in trace.tool_calls] == [("grep", False, None), ("edit", True, "boom")]
+    assert (trace.usage.input_tokens, trace.usage.output_tokens, trace.task) == (10, 5, "")
+    assert trace.outcome.status == "unknown" and trace.outcome.source == "none"
+
+
+def test_a_tool_span_without_call_id_pairs_with_the_requested_call_by_name(tmp_path: Path) -> None:
+    op = "gen_ai.operation.name"
+    asked = _msgs(("assistant", [{"type": "tool_call", "id": "x1", "name": "grep", "arguments": {"q": "todo"}}]))
+    spans = [span("c1", "chat", 1, 2, {op: "chat", "gen_ai.output.messages": asked}),
+             span("t1", "execute_tool grep", 3, 4, {op: "execute_tool", "gen_ai.tool.name": "grep",
+                                                    "gen_ai.tool.call.result": "a.py:1: TODO"})]
+    (trace,) = read_trace_file(write_span_lines(tmp_path / "s.jsonl", spans)).traces
+    (call,) = trace.tool_calls
+    assert (call.call_id, call.input, call.output) == ("x1", {"q": "todo"}, "a.py:1: TODO")
+
+
+def test_openllmetry_flat_prompt_and_completion_attributes(tmp_path: Path) -> None:
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o",
+             "gen_ai.prompt.0.role": "system", "gen_ai.prompt.0.content": "Be brief.",
+             "gen_ai.prompt.1.role": "user", "gen_ai.prompt.1.content": "What is 2+2?",
+             "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "4",
+             "gen_ai.completion.0.tool_calls.0.id": "q1", "gen_ai.completion.0.tool_calls.0.name": "calc",
+             "gen_ai.completion.0.tool_calls.0.arguments": '{"expr": "2+2"}',
+             "gen_ai.usage.prompt_tokens": 30, "gen_ai.usage.completion_tokens": 3}
+    (trace,) = read_trace_file(write_span_lines(tmp_path / "l.jsonl", [span("c1", "openai.chat", 1, 2, attrs)])).traces
+    assert [(s.kind.value, s.text) for s in trace.steps if not s.tool] == [
+        ("system", "Be brief."), ("user", "What is 2+2?"), ("assistant", "4")]
+    assert trace.task == "What is 2+2?" and trace.tool_calls[0].input == {"expr": "2+2"}
+    assert (trace.usage.input_tokens, trace.usage.output_tokens) == (30, 3)
+
+
+@pytest.mark.parametrize(("attrs", "expected"), [
+    ({"habitus.outcome": "failure", "habitus.feedback": "tests red"}, ("failure", "user", "tests red")),
+    ({"habitus.outcome": "maybe"}, ("success", "checks", None)),  # not a verdict: the checks decide
+])
+def test_explicit_outcome_attribute(tmp_path: Path, attrs: dict[str, Any], expected: tuple[Any, ...]) -> None:
+    spans = agent_spans()
+    spans[0]["attributes"] += [{"key": k, "value": _value(v)} for k, v in attrs.items()]
+    (trace,) = read_trace_file(write_otlp_document(tmp_path / "o.json", spans)).traces
+    status, source, feedback = expected
+    assert (trace.outcome.status, trace.outcome.source) == (status, source)
+    assert feedback is None or trace.outcome.feedback == feedback
+
+
+def test_rewards_map_overrides_span_evidence(tmp_path: Path) -> None:
+    path = write_otlp_document(tmp_path / "r.json", agent_spans())
+    (trace,) = read_trace_file(path, rewards={TRACE: False}).traces
+    assert (trace.outcome.status, trace.outcome.source) == ("failure", "rewards")
+
+
+def test_a_truncated_single_document_export_is_a_clear_per_file_result(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(otlp(agent_spans()), indent=2)[:300])
+    result = read_trace_file(path, fmt="otel")
+    assert result.traces == [] and result.unknown_types["<truncated line>"] == 1

@@ -1,9 +1,8 @@
 """Reader for OpenTelemetry GenAI spans exported as JSON: one trace per OTel `traceId`.
 
-Accepted shapes: an OTLP/JSON export (`{"resourceSpans": [{"resource", "scopeSpans": [{"spans"}]}]}`,
-as one document or one request per line as the Collector file exporter writes), and JSON lines of
-single span objects (OTLP field names, or the SDK console exporter's `context.trace_id`/flat
-`attributes`). Spans follow the GenAI semantic conventions: `gen_ai.operation.name` (`chat`,
+The export shapes (OTLP/JSON documents or Collector lines, span JSON lines, console-exporter
+spans) are decoded by `habitus.capture.otel_export`; this module reads their meaning. Spans follow
+the GenAI semantic conventions: `gen_ai.operation.name` (`chat`,
 `execute_tool`, `invoke_agent`…), models, `gen_ai.usage.*` tokens (cached ones split out, since
 `input_tokens` includes them), tool spans (`gen_ai.tool.name`, `.call.id`, `.call.arguments`,
 `.call.result`), messages as `gen_ai.input.messages`/`gen_ai.output.messages` attributes, the older
@@ -21,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +29,10 @@ from habitus.capture.common import (
     block_text,
     exit_code_in,
     finish_trace,
-    iter_json_lines,
     make_tool_output,
     parse_json_object,
 )
+from habitus.capture.otel_export import iso, iter_span_objects, spans_of
 from habitus.capture.outcome import coding_outcome
 from habitus.core import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace, Usage
 
@@ -72,8 +70,8 @@ def read_otel(path: Path, *, rewards: dict[str, bool] | None = None,
     """Read an OTel JSON export (whole document or JSON lines) into one `Trace` per trace id."""
     result = ReadResult(format="otel")
     spans: list[dict[str, Any]] = []
-    for obj in _iter_documents(path, result):
-        found = list(_spans_of(obj))
+    for obj in iter_span_objects(path, result):
+        found = list(spans_of(obj))
         if not found:
             result.skipped_lines += 1
             result.unknown_types["otel:<no spans>"] += 1
@@ -87,193 +85,6 @@ def read_otel(path: Path, *, rewards: dict[str, bool] | None = None,
         result.traces.append(trace)
     result.traces.sort(key=lambda t: (t.started or "", t.id))
     return result
-
-
-def _iter_documents(path: Path, result: ReadResult) -> Any:
-    """JSON lines when the first line is a whole JSON value; otherwise concatenated (pretty-printed) documents."""
-    with path.open("rb") as handle:
-        first = handle.readline().strip()
-    try:
-        json.loads(first)
-        lines = True
-    except ValueError:
-        lines = False
-    if lines:
-        yield from iter_json_lines(path, result)
-        return
-    data = path.read_bytes()
-    text = data.decode("utf-8", errors="replace")
-    result.offset = len(data)
-    for item in _decode_stream(text, result):
-        result.lines += 1
-        if isinstance(item, dict):
-            yield item
-        else:
-            result.skipped_lines += 1
-            result.unknown_types["<not an object>"] += 1
-
-
-def _decode_stream(text: str, result: ReadResult | None = None) -> Any:
-    """Values of a text holding one or more JSON documents (a top-level array is opened); a cut-off tail is counted."""
-    decoder = json.JSONDecoder()
-    pos, size = 0, len(text)
-    while pos < size:
-        while pos < size and text[pos] in " \t\r\n,]":
-            pos += 1
-        if pos < size and text[pos] == "[":
-            pos += 1
-            continue
-        if pos >= size:
-            return
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            if result is not None:
-                result.skipped_lines += 1
-                result.unknown_types["<truncated line>"] += 1
-            return
-        yield value
-
-
-_OTLP_START = re.compile(r'^\s*\{\s*"resourceSpans"\s*:')
-
-
-def looks_like_otel(head: str) -> bool:
-    """Does the start of a file look like an OTel span export (OTLP/JSON, span lines or console spans)?"""
-    stripped = head.lstrip()
-    if not stripped.startswith(("{", "[")):
-        return False
-    if _OTLP_START.match(stripped):
-        return True
-    objects: list[Any] = []
-    for raw in stripped.splitlines()[:20]:
-        try:
-            objects.append(json.loads(raw))
-        except ValueError:
-            if not objects:  # a pretty-printed first document: decode it whole, if it fits the head
-                objects = [next(_decode_stream(stripped), None)]
-            break
-    return any(isinstance(o, dict) and (isinstance(o.get("resourceSpans"), list) or _span_shaped(o)) for o in objects)
-
-
-def _span_shaped(obj: dict[str, Any]) -> bool:
-    context = obj.get("context") if isinstance(obj.get("context"), dict) else {}
-    has_trace = isinstance(obj.get("traceId") or context.get("trace_id"), str)
-    has_span = isinstance(obj.get("spanId") or context.get("span_id"), str)
-    return has_trace and has_span and "name" in obj
-
-
-def _spans_of(obj: dict[str, Any]) -> Any:
-    """Normalised spans of one JSON object: an OTLP request, a `{"spans": [...]}` batch, or one span."""
-    if isinstance(obj.get("resourceSpans"), list):
-        for resource_spans in obj["resourceSpans"]:
-            if not isinstance(resource_spans, dict):
-                continue
-            resource = attributes_of((resource_spans.get("resource") or {}).get("attributes"))
-            for scope in resource_spans.get("scopeSpans") or resource_spans.get("instrumentationLibrarySpans") or []:
-                for raw in (scope or {}).get("spans") or []:
-                    span = normalise_span(raw, resource)
-                    if span is not None:
-                        yield span
-        return
-    if isinstance(obj.get("spans"), list) and "trace_id" not in obj:
-        for raw in obj["spans"]:
-            span = normalise_span(raw, {})
-            if span is not None:
-                yield span
-        return
-    span = normalise_span(obj, {})
-    if span is not None:
-        yield span
-
-
-def normalise_span(raw: Any, resource: dict[str, Any]) -> dict[str, Any] | None:
-    """One span in OTLP/JSON or SDK-console form as `{trace_id, span_id, parent, name, start, end, ...}`."""
-    if not isinstance(raw, dict):
-        return None
-    context = raw.get("context") if isinstance(raw.get("context"), dict) else {}
-    trace_id = raw.get("traceId") or raw.get("trace_id") or context.get("trace_id")
-    if not isinstance(trace_id, str) or not trace_id:
-        return None
-    status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
-    code = status.get("code", status.get("status_code"))
-    resource = resource or attributes_of((raw.get("resource") or {}).get("attributes"))
-    return {
-        "trace_id": _hex(trace_id),
-        "span_id": _hex(raw.get("spanId") or raw.get("span_id") or context.get("span_id") or ""),
-        "parent": _hex(raw.get("parentSpanId") or raw.get("parent_id") or raw.get("parent_span_id") or ""),
-        "name": str(raw.get("name") or ""),
-        "start": _nanos(raw.get("startTimeUnixNano", raw.get("start_time"))),
-        "end": _nanos(raw.get("endTimeUnixNano", raw.get("end_time"))),
-        "attrs": attributes_of(raw.get("attributes")),
-        "events": [_event(e) for e in raw.get("events") or [] if isinstance(e, dict)],
-        "error": str(code).upper() in ("2", "ERROR", "STATUS_CODE_ERROR"),
-        "status_message": status.get("message") or status.get("description") or "",
-        "resource": resource,
-    }
-
-
-def _hex(value: Any) -> str:
-    text = str(value or "").lower()
-    return text[2:] if text.startswith("0x") else text
-
-
-def _nanos(value: Any) -> int | None:
-    """Nanoseconds since the epoch from OTLP's (stringified) integer or an ISO 8601 timestamp."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float) or (isinstance(value, str) and value.isdigit()):
-        return int(value)
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1_000_000) * 1000
-
-
-def iso(nanos: int | None) -> str | None:
-    if not nanos:
-        return None
-    stamp = datetime.fromtimestamp(nanos / 1e9, UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
-
-
-def _event(raw: dict[str, Any]) -> dict[str, Any]:
-    return {"name": str(raw.get("name") or ""), "time": _nanos(raw.get("timeUnixNano", raw.get("timestamp"))),
-            "attrs": attributes_of(raw.get("attributes"))}
-
-
-def attributes_of(raw: Any) -> dict[str, Any]:
-    """OTLP `[{key, value: {stringValue|intValue|…}}]` (or an already flat dict) as a plain dict."""
-    if isinstance(raw, dict):
-        return raw
-    out: dict[str, Any] = {}
-    for item in raw or []:
-        if isinstance(item, dict) and isinstance(item.get("key"), str):
-            out[item["key"]] = any_value(item.get("value"))
-    return out
-
-
-def any_value(value: Any) -> Any:
-    if not isinstance(value, dict):
-        return value
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return as_int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
-    if "kvlistValue" in value:
-        return attributes_of((value["kvlistValue"] or {}).get("values"))
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
 
 
 def _operation(span: dict[str, Any]) -> str:
@@ -455,6 +266,10 @@ def _build_trace(trace_id: str, spans: list[dict[str, Any]], path: Path, result:
     for step in trace.steps:
         if step.usage:
             trace.usage.add(step.usage)
+    if not trace.usage.total_tokens:  # no chat spans with usage: an agent span may carry the run's total
+        for span in spans:
+            if _operation(span) == "invoke_agent" and span["parent"] not in {s["span_id"] for s in spans}:
+                trace.usage.add(usage_from_attributes(span["attrs"]))
     finish_trace(trace)
     starts = [s["start"] for s in spans if s["start"]]
     ends = [s["end"] or s["start"] for s in spans if s["end"] or s["start"]]

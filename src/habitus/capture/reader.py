@@ -18,7 +18,8 @@ from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.common import ReadResult
-from habitus.capture.otel import looks_like_otel, read_otel
+from habitus.capture.otel import read_otel
+from habitus.capture.otel_export import looks_like_otel
 from habitus.capture.outcome import apply_coding_outcome
 from habitus.capture.redact import redact_trace
 from habitus.capture.spans import REWARDS_FILE, load_ground_truth, looks_like_transcript, read_spans, read_transcript
