@@ -88,7 +88,7 @@ def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
     session = str(payload.get("session_id") or "")
     prompt = prompt[:MAX_PROMPT_CHARS]
     try:
-        from habitus.recall import recall
+        from habitus.recall.api import recall, record_handover
     except ImportError:
         return None
     db, owned = _connect(conn)
@@ -97,14 +97,15 @@ def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
 
         first = not session or not shown_in_session(db, session, "prompt")
         seen = shown_in_session(db, session, "workflow") if session else set()
-        # whether to show is known only after selection; shows are then counted and logged by recall itself
+        # whether to show is known only after selection: recall once without logging, then count and log
+        # the same result (`record_handover`) when it is shown
         result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
-        data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+        data = result.to_dict()
         ids = [str(i) for i in data.get("workflow_ids") or []]
         new_ids = [i for i in ids if i not in seen]
         show = bool(data.get("text")) and (first or bool(new_ids))
         if show:
-            recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=True)
+            record_handover(db, result, session_id=session or None)
         if session:
             mark_shown(db, session, "prompt", ["first"])
             if show:

@@ -21,23 +21,24 @@ from typing import Any
 
 from habitus.core.workflow import Cues, Workflow
 from habitus.recall.fills import fill_blanks
+from habitus.recall.lazyre import lazy_re
 from habitus.recall.negation import strip_negated
 
-_SPACE = re.compile(r"[\s_\-‐–—]+")
-_COMPOUND_HYPHEN = re.compile(r"(?<=\w)[-‐](?=\w)")  # "keyboard-accessible": one word, not two
-_DASHES = re.compile(r"[-‐]")
-_ITEM_LINE = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|[-*•+]|[a-z][.)])\s+(\S.*)$", re.IGNORECASE)
+_SPACE = lazy_re(r"[\s_\-‐–—]+")
+_COMPOUND_HYPHEN = lazy_re(r"(?<=\w)[-‐](?=\w)")  # "keyboard-accessible": one word, not two
+_DASHES = lazy_re(r"[-‐]")
+_ITEM_LINE = lazy_re(r"^\s*(?:\(?\d{1,2}[.)]|[-*•+]|[a-z][.)])\s+(\S.*)$", re.IGNORECASE)
 # Subordinate clauses: a relative or adverbial clause ("that returns the current config options",
 # "which lists …", "when set it turns keyboard shortcuts off") or a reduced relative ("described in
 # the docs"). One runs from its marker to the clause end: . ; : ! ? ( ) or a line end, or a comma
 # followed by a coordinator (", and add …" starts a new main clause). A bare comma does not end it.
-_SUBORDINATOR = re.compile(
+_SUBORDINATOR = lazy_re(
     r"(?<![\w-])(?:that|which|who|whom|whose|where|when|whenever|while|if|unless|once|because|since"
     r"|(?:described|listed|shown|defined|documented|mentioned|explained|specified|referenced)\s+(?:in|by|on|under))"
     r"(?![\w-])")
-_SUBORDINATE_END = re.compile(r"[;:!?()\n。、]|\.(?!\w)|,\s*(?:and|or|then|but|also|plus)(?![\w-])")
-_PLURAL = re.compile(r"e?s(?![a-z0-9])")
-_INLINE_ITEM = re.compile(r"(?:^|(?<=\s))\(?(\d{1,2})[.)]\s+")
+_SUBORDINATE_END = lazy_re(r"[;:!?()\n。、]|\.(?!\w)|,\s*(?:and|or|then|but|also|plus)(?![\w-])")
+_PLURAL = lazy_re(r"e?s(?![a-z0-9])")
+_INLINE_ITEM = lazy_re(r"(?:^|(?<=\s))\(?(\d{1,2})[.)]\s+")
 
 
 @functools.lru_cache(maxsize=65536)

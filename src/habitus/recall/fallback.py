@@ -14,10 +14,10 @@ The method is `bm25` unless `HABITUS_RECALL_FALLBACK` or the config key `recall.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from habitus.core.workflow import Workflow
+from habitus.recall.lazyre import lazy_re
 
 BM25_THRESHOLD = 0.25
 # cosine similarity needed per embedder: sparse tf-idf vectors of short texts score far lower than
@@ -85,7 +85,7 @@ def rank_texts(task: str, docs: list[tuple[str, str | list[str]]], *, method: st
     return ranked[:limit]
 
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = lazy_re(r"[a-z0-9]+")
 # Function words and the verbs every coding task uses: rare in workflow texts, so BM25 would give
 # them a high weight and hand over whatever workflow happens to contain "the" or "add".
 _STOP = frozenset(str.split("""
@@ -104,7 +104,7 @@ def fast_tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP and len(t) > 1 and not t.isdigit()]
 
 
-_VALUES = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」")
+_VALUES = lazy_re(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」")
 
 
 def without_values(task: str) -> str:

@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterable
 
 from habitus.core.workflow import Fill
+from habitus.recall.lazyre import lazy_re
 
-_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
-_QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|「([^」\n]+)」|(?<![\w'’])['‘]([^'’\n]+)['’](?![\w'’])")
+_CODE = lazy_re(r"(?<!`)`([^`\n]+)`(?!`)")
+_QUOTED = lazy_re(r"\"([^\"\n]+)\"|“([^”\n]+)”|「([^」\n]+)」|(?<![\w'’])['‘]([^'’\n]+)['’](?![\w'’])")
 _MODIFIER = r"(?:ctrl|control|cmd|command|alt|option|opt|shift|meta|super|win|mod|hyper|⌘|⌥|⇧|⌃)"
 _KEYNAME = (r"(?:f(?:1[0-2]|[1-9])|enter|return|tab|space|esc|escape|backspace|delete|del|insert|home|end|pageup"
             r"|pagedown|up|down|left|right|plus|minus|comma|period|slash|[a-z0-9]|[\[\]\\;',./`=-])")
@@ -28,8 +29,8 @@ def _key_pattern() -> re.Pattern[str]:
                       re.IGNORECASE)
 
 
-_AFTER_WORD = re.compile(r"\s*(?:`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|'([^'\n]+)'|([^\s,;:!?()\[\]]+))")
-_BLANK = re.compile(r"\{([A-Za-z_][\w-]*)\}")
+_AFTER_WORD = lazy_re(r"\s*(?:`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”|'([^'\n]+)'|([^\s,;:!?()\[\]]+))")
+_BLANK = lazy_re(r"\{([A-Za-z_][\w-]*)\}")
 
 FILL_SOURCES = ("code", "quoted", "key", "key-letter", "after")
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import re
 
+from habitus.recall.lazyre import lazy_re
 from habitus.recall.negation import strip_negated
 
 INTENTS = ("change", "inspect")
 
-_NO_CHANGE = re.compile(
+_NO_CHANGE = lazy_re(
     r"(?<!\w)(?:"
     r"no\s+(?:code\s+|file\s+|source\s+)?(?:changes?|edits?|modifications?)"
     r"|(?:do\s+not|don['’]t|never|without)\s+(?:\w+\s+){0,2}?(?:modify|modifying|change|changing|edit|editing|touch"
@@ -59,16 +60,16 @@ _JA_CHANGE = ("追加", "修正", "実装", "変更", "削除", "作成", "更�
 _JA_INSPECT = ("レビュー", "確認", "説明", "調査", "調べて", "教えて", "読んで", "監査")
 
 _QUESTION_START = _wordset("what why how where which who when is are does do did can could should")
-_POLITE = re.compile(
+_POLITE = lazy_re(
     r"^\s*(?:(?:please|pls|kindly|hey|ok|okay|so|now|then|also|first|next)\b[\s,]*"
     r"|(?:can|could|would|will)\s+you\s+(?:please\s+)?"
     r"|(?:i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:you\s+)?to)\s+"
     r"|(?:we\s+(?:need|want|have)\s+to)\s+|let['’]?s\s+|go\s+ahead\s+and\s+|help\s+me\s+)",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[a-z][a-z'’]*", re.IGNORECASE)
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|\n+|[。！？]")
-_CONJ_CHANGE = re.compile(r"\b(?:and|then|also|&)\s+(?:then\s+)?(\w+)", re.IGNORECASE)
+_WORD = lazy_re(r"[a-z][a-z'’]*", re.IGNORECASE)
+_SENTENCE_BREAK = lazy_re(r"(?<=[.!?;:])\s+|\n+|[。！？]")
+_CONJ_CHANGE = lazy_re(r"\b(?:and|then|also|&)\s+(?:then\s+)?(\w+)", re.IGNORECASE)
 
 
 def _leading_words(text: str) -> list[str]:

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import re
 
+from habitus.recall.lazyre import lazy_re
+
 # Clause ends. A period only ends a clause when it is not inside a word ("shortcuts.py" stays whole).
 _CLAUSE_END = r"(?:[,;:()!?\n。、．，！？]|\.(?!\w))"
 
 _EN_MARKERS = r"(?:not|never|no|without|instead\s+of|rather\s+than|except)"
-_EN_NEGATED = re.compile(
+_EN_NEGATED = lazy_re(
     rf"(?:(?<![\w'’]){_EN_MARKERS}(?![\w'’])|(?<![\w'’])\w{{1,30}}n['’]t(?!\w)).*?(?={_CLAUSE_END}|$)",
     re.IGNORECASE | re.DOTALL,
 )
 
 _JA_MARKERS = ("しないで", "ないで", "しない", "不要", "禁止")
-_JA_BREAK = re.compile(r"([,;:()!?\n。、．，！？])")
+_JA_BREAK = lazy_re(r"([,;:()!?\n。、．，！？])")
 
 
 def _ja_clauses(text: str) -> list[str]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from habitus.core.workflow import Workflow
+from habitus.recall.lazyre import lazy_re
 
 GIT_TIMEOUT_S = 5
 EXCERPT_MAX_LINES = 6
@@ -197,8 +198,8 @@ def _read_lines(path: Path) -> list[str] | None:
 _WRAPPERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"),
              ("pnpm", "exec"), ("bundle", "exec"), ("npx",), ("bunx",), ("pnpx",), ("time",), ("env",)}
 _INTERPRETERS = {"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "deno", "bun", "php"}
-_PATH_ARG = re.compile(r"^[\w.@+-]*(?:/[\w.@+-]*)+$|^[\w.@+-]+\.(?:py|sh|js|ts|mjs|cjs|rb|pl|go|rs|java|toml|cfg|ini)$")
-_ENV_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
+_PATH_ARG = lazy_re(r"^[\w.@+-]*(?:/[\w.@+-]*)+$|^[\w.@+-]+\.(?:py|sh|js|ts|mjs|cjs|rb|pl|go|rs|java|toml|cfg|ini)$")
+_ENV_ASSIGN = lazy_re(r"^[A-Za-z_]\w*=")
 
 
 def _segments(command: str) -> list[list[str]]:

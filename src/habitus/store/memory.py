@@ -14,11 +14,13 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from habitus.core.record import Record
 from habitus.core.workflow import WORKFLOW_STATUSES, Counters, Workflow
 from habitus.store.sqlite import ensure_schema
+
+if TYPE_CHECKING:  # records load only where they are read or written: recall reads workflows alone
+    from habitus.core.record import Record
 
 COMPONENT = "memory"
 
@@ -335,6 +337,8 @@ def load_records(conn: sqlite3.Connection, subject: str | None = None) -> list[R
     else:
         rows = conn.execute("SELECT data FROM learn_records WHERE root = ? ORDER BY date, trace_id",
                             (_root(subject),))
+    from habitus.core.record import Record
+
     return [Record.from_dict(json.loads(r["data"])) for r in rows]
 
 
