@@ -325,3 +325,27 @@ def test_a_truncated_single_document_export_is_a_clear_per_file_result(tmp_path:
     path.write_text(json.dumps(otlp(agent_spans()), indent=2)[:300])
     result = read_trace_file(path, fmt="otel")
     assert result.traces == [] and result.unknown_types["<truncated line>"] == 1
+
+
+def test_spans_with_wrong_field_types_are_skipped_not_fatal(tmp_path: Path) -> None:
+    odd_trace = "ffffffffffffffffffffffffffffffff"
+    odd = [
+        {"traceId": odd_trace, "spanId": "x1", "name": "chat", "attributes": "not a list", "resource": "nope",
+         "events": {"name": "x"}, "status": ["bad"], "startTimeUnixNano": "garbage"},
+        {"traceId": odd_trace, "spanId": "x2", "name": "chat", "startTimeUnixNano": "12",
+         "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                        {"key": "gen_ai.request.temperature", "value": {"doubleValue": "warm"}},
+                        {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+                            [{"role": "assistant", "parts": [{"type": "tool_call", "id": ["list"], "name": 3}]}])}}]},
+        {"traceId": 42, "spanId": "x3", "name": "no string trace id"},
+    ]
+    doc = otlp(agent_spans())
+    doc["resourceSpans"].append({"resource": "odd", "scopeSpans": [{"spans": odd}, "not a scope"]})
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(doc))
+    result = read_trace_file(path)
+    traces = {t.id: t for t in result.traces}
+    assert len(traces[TRACE].tool_calls) == 3  # the good trace is whole
+    assert result.errors == [] and result.unknown_types["otel:<span without trace id>"] == 1
+    assert result.unknown_types["otel:span:<not gen_ai>"] == 2  # the span with no usable fields, the HTTP span
+    assert [(c.name, c.call_id) for c in traces[odd_trace].tool_calls] == [("3", None)]

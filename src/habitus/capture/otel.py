@@ -71,7 +71,7 @@ def read_otel(path: Path, *, rewards: dict[str, bool] | None = None,
     result = ReadResult(format="otel")
     spans: list[dict[str, Any]] = []
     for obj in iter_span_objects(path, result):
-        found = list(spans_of(obj))
+        found = list(spans_of(obj, result))
         if not found:
             result.skipped_lines += 1
             result.unknown_types["otel:<no spans>"] += 1
@@ -80,8 +80,12 @@ def read_otel(path: Path, *, rewards: dict[str, bool] | None = None,
     for span in spans:
         by_trace[span["trace_id"]].append(span)
     for trace_id, members in by_trace.items():
-        trace = _build_trace(trace_id, members, path, result)
-        _set_outcome(trace, members, rewards, ground_truth)
+        try:
+            trace = _build_trace(trace_id, members, path, result)
+            _set_outcome(trace, members, rewards, ground_truth)
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:  # odd field types: lose a trace, not the file
+            result.errors.append({"path": str(path), "message": f"trace {trace_id}: unreadable spans ({exc})"})
+            continue
         result.traces.append(trace)
     result.traces.sort(key=lambda t: (t.started or "", t.id))
     return result
@@ -183,12 +187,13 @@ class _Builder:
                     texts.append(str(part.get("content") or part.get("text") or ""))
                 elif kind == "tool_call":
                     self._flush(stamp, role, texts)
-                    call_id = part.get("id")
+                    call_id = _id(part.get("id"))
                     self.tool_call(stamp, str(part.get("name") or ""), part.get("arguments"), call_id,
                                    tool_spans.get(call_id or ""))
                 elif kind == "tool_call_response":
                     response = part.get("response", part.get("result"))
-                    self.tool_result(part.get("id"), response if isinstance(response, str) else json.dumps(response))
+                    text = response if isinstance(response, str) else json.dumps(response)
+                    self.tool_result(_id(part.get("id")), text)
                 elif kind not in ("reasoning", "thinking"):
                     self.result.unknown_types[f"otel:part:{kind}"] += 1
             self._flush(stamp, role, texts)
@@ -202,17 +207,23 @@ class _Builder:
                         tool_spans: dict[str, dict[str, Any]]) -> None:
         content = message.get("content")
         if role == "tool":
-            self.tool_result(message.get("tool_call_id") or message.get("id"), block_text(content))
+            self.tool_result(_id(message.get("tool_call_id") or message.get("id")), block_text(content))
             return
         self.message(when, role, block_text(content))
         for raw in message.get("tool_calls") or []:
             if isinstance(raw, dict):
                 function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
-                self.tool_call(when, str(function.get("name") or ""), function.get("arguments"), raw.get("id"),
-                               tool_spans.get(raw.get("id") or ""))
+                call_id = _id(raw.get("id"))
+                self.tool_call(when, str(function.get("name") or ""), function.get("arguments"), call_id,
+                               tool_spans.get(call_id or ""))
 
     def steps(self) -> list[Step]:
         return [step for _, _, step in sorted(self.items, key=lambda item: (item[0], item[1]))]
+
+
+def _id(value: Any) -> str | None:
+    """A call id as text; ids of other types (lists, objects) are not ids."""
+    return str(value) if isinstance(value, str | int) and not isinstance(value, bool) and value != "" else None
 
 
 def _fill_from_tool_span(call: ToolCall, span: dict[str, Any]) -> None:

@@ -93,28 +93,42 @@ def _span_shaped(obj: dict[str, Any]) -> bool:
     return has_trace and has_span and "name" in obj
 
 
-def spans_of(obj: dict[str, Any]) -> Any:
-    """Normalised spans of one JSON object: an OTLP request, a `{"spans": [...]}` batch, or one span."""
+def spans_of(obj: dict[str, Any], result: ReadResult | None = None) -> Any:
+    """Normalised spans of one JSON object: an OTLP request, a `{"spans": [...]}` batch, or one span.
+
+    A span whose fields have the wrong types, or that has no trace id, is skipped and counted.
+    """
+    for raw, resource in _raw_spans(obj):
+        try:
+            span = normalise_span(raw, resource)
+        except (AttributeError, TypeError, ValueError, OverflowError):
+            if result is not None:
+                result.unknown_types["otel:<malformed span>"] += 1
+            continue
+        if span is not None:
+            yield span
+        elif result is not None:
+            result.unknown_types["otel:<span without trace id>"] += 1
+
+
+def _raw_spans(obj: dict[str, Any]) -> Any:
     if isinstance(obj.get("resourceSpans"), list):
         for resource_spans in obj["resourceSpans"]:
             if not isinstance(resource_spans, dict):
                 continue
-            resource = attributes_of((resource_spans.get("resource") or {}).get("attributes"))
-            for scope in resource_spans.get("scopeSpans") or resource_spans.get("instrumentationLibrarySpans") or []:
-                for raw in (scope or {}).get("spans") or []:
-                    span = normalise_span(raw, resource)
-                    if span is not None:
-                        yield span
+            resource_obj = resource_spans.get("resource")
+            resource = attributes_of(resource_obj.get("attributes")) if isinstance(resource_obj, dict) else {}
+            scopes = resource_spans.get("scopeSpans") or resource_spans.get("instrumentationLibrarySpans") or []
+            for scope in scopes if isinstance(scopes, list) else []:
+                spans = scope.get("spans") if isinstance(scope, dict) else None
+                for raw in spans if isinstance(spans, list) else []:
+                    yield raw, resource
         return
     if isinstance(obj.get("spans"), list) and "trace_id" not in obj:
         for raw in obj["spans"]:
-            span = normalise_span(raw, {})
-            if span is not None:
-                yield span
+            yield raw, {}
         return
-    span = normalise_span(obj, {})
-    if span is not None:
-        yield span
+    yield obj, {}
 
 
 def normalise_span(raw: Any, resource: dict[str, Any]) -> dict[str, Any] | None:
@@ -127,7 +141,8 @@ def normalise_span(raw: Any, resource: dict[str, Any]) -> dict[str, Any] | None:
         return None
     status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
     code = status.get("code", status.get("status_code"))
-    resource = resource or attributes_of((raw.get("resource") or {}).get("attributes"))
+    own = raw.get("resource")
+    resource = resource or (attributes_of(own.get("attributes")) if isinstance(own, dict) else {})
     return {
         "trace_id": _hex(trace_id),
         "span_id": _hex(raw.get("spanId") or raw.get("span_id") or context.get("span_id") or ""),
@@ -194,7 +209,10 @@ def any_value(value: Any) -> Any:
     if "intValue" in value:
         return as_int(value["intValue"])
     if "doubleValue" in value:
-        return float(value["doubleValue"])
+        try:
+            return float(value["doubleValue"])
+        except (TypeError, ValueError):
+            return None
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "arrayValue" in value:
