@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -349,3 +352,14 @@ def test_spans_with_wrong_field_types_are_skipped_not_fatal(tmp_path: Path) -> N
     assert result.errors == [] and result.unknown_types["otel:<span without trace id>"] == 1
     assert result.unknown_types["otel:span:<not gen_ai>"] == 2  # the span with no usable fields, the HTTP span
     assert [(c.name, c.call_id) for c in traces[odd_trace].tool_calls] == [("3", None)]
+
+
+def test_habitus_ingest_cli_reads_an_otel_export(tmp_path: Path) -> None:
+    path = write_span_lines(tmp_path / "spans.jsonl", agent_spans())
+    env = {**os.environ, "HABITUS_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-m", "habitus", "ingest", str(path), "--json", "-q"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["traces"], report["tool_calls"], report["errors"]) == (1, 3, [])
+    assert report["unknown_types"]["otel:span:<not gen_ai>"] == 1
