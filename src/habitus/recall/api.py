@@ -210,10 +210,12 @@ def select(task: str, workflows: list[Workflow] | Source,
     return intent, picked[:MAX_WORKFLOWS]
 
 
-def _apply_validation(selected: list[SelectedWorkflow], cwd: Path) -> list[SelectedWorkflow]:
+def _apply_validation(selected: list[SelectedWorkflow], cwd: Path,
+                      repo: tuple[Path | None, str | None] | None = None) -> list[SelectedWorkflow]:
     from habitus.recall.validate import validate
 
-    results = validate([s.workflow for s in selected], {s.workflow.id: s.kept_steps for s in selected}, cwd)
+    results = validate([s.workflow for s in selected], {s.workflow.id: s.kept_steps for s in selected}, cwd,
+                       repo=repo)
     kept = []
     for sel in selected:
         sel.validation = results.get(sel.workflow.id)
@@ -287,10 +289,12 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
     folder = folder.resolve()
     subject = None
     own_conn = None
+    repo: tuple[Path | None, str | None] | None = None  # (work-tree root, HEAD) once known
     if workflows is None:
-        from habitus.capture.subject import repo_subject
+        from habitus.recall.repo import repo_facts
 
-        subject = repo_subject(folder)
+        root, head, subject = repo_facts(folder)  # one parallel round of git instead of four calls in a row
+        repo = (root, head)
         if conn is None:
             from habitus.store.sqlite import connect
 
@@ -302,7 +306,7 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
         stale_ids: dict[str, int] = {}
         if selector == "habitus" and selected:
             before = list(selected)
-            selected = _apply_validation(selected, folder)
+            selected = _apply_validation(selected, folder, repo)
             for sel in before:
                 v = sel.validation
                 stale_ids[sel.workflow.id] = len(v.stale_steps) + sum(c.stale for c in v.checks) if v else 0

@@ -59,6 +59,9 @@ def fold(text: str) -> str:
 
 def _fold_cue(phrase: str) -> str:
     """A cue phrase folded: every hyphen is a space ("keyboard-shortcut" is the phrase "keyboard shortcut")."""
+    if (phrase.isascii() and phrase == phrase.lower() and phrase.replace(" ", "").isalnum()
+            and "  " not in phrase and phrase[:1] != " " and phrase[-1:] != " "):
+        return phrase  # already folded (most cues): lower-case ASCII words and single spaces
     return _SPACE.sub(" ", phrase.casefold()).strip()
 
 

@@ -13,9 +13,11 @@ from typing import Any
 
 
 class LazyPattern:
-    """A `re.Pattern` compiled on first attribute access."""
+    """A `re.Pattern` compiled on first attribute access.
 
-    __slots__ = ("_args", "_compiled")
+    Each attribute (bound method) of the compiled pattern is stored on the instance when first read,
+    so later calls (`_SPACE.sub(…)` in a loop) cost a plain attribute lookup, not `__getattr__`.
+    """
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._args = (pattern, flags)
@@ -27,7 +29,11 @@ class LazyPattern:
         return self._compiled
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.compiled(), name)
+        if name.startswith("__"):
+            raise AttributeError(name)  # copy/pickle probes: not a pattern attribute
+        value = getattr(self.compiled(), name)
+        setattr(self, name, value)
+        return value
 
     def __repr__(self) -> str:
         return f"lazy_re({self._args[0]!r}, {self._args[1]!r})"

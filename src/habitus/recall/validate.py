@@ -295,9 +295,13 @@ def check_state(command: str, root: Path) -> CheckState:
 # --- steps ----------------------------------------------------------------------------------------------
 
 
-def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | Path) -> dict[str, Validation]:
-    """Validate the given steps (1-based, per workflow id) and the checks of `workflows` at `cwd`."""
-    root, head = git_root_and_head(Path(cwd))
+def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | Path, *,
+             repo: tuple[Path | None, str | None] | None = None) -> dict[str, Validation]:
+    """Validate the given steps (1-based, per workflow id) and the checks of `workflows` at `cwd`.
+
+    `repo`: `git_root_and_head(cwd)` when the caller already knows it (saves a git call).
+    """
+    root, head = repo if repo is not None else git_root_and_head(Path(cwd))
     results = {wf.id: Validation(wf.id) for wf in workflows}
     wanted: list[tuple[Workflow, int]] = []
     for wf in workflows:
