@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
 
     @context_app.command("simulate")
     def simulate_cmd(
-        sessions: list[Path] = typer.Argument(..., help="Session files (Claude Code, Codex, spans, chat JSONL)."),
+        sessions: list[Path] = typer.Argument(..., help="Session files (Claude Code, Codex, spans, chat, OTel)."),
         policy: list[str] = typer.Option(None, "--policy", "-p", help=POLICY_HELP),
         model: str = typer.Option(None, "--model", "-m", help="Price with this model (default: the session's)."),
         out: Path = typer.Option(None, "--out", "-o", help="Write report.json, context.png and index.html here."),

@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         as_json: bool = JsonOption,
     ) -> None:
-        """Read agent traces (Claude Code, Codex, spans, chat JSONL) into the store; re-runs are incremental."""
+        """Read agent traces (Claude Code, Codex, spans, chat JSONL, OTel GenAI JSON) into the store; incremental."""
         from habitus.store.sqlite import StoreError
 
         try:
