@@ -4,8 +4,9 @@ A workflow is described by its name, `use_when`, cues, step sentences and the fi
 when its similarity to the task clears a threshold: for BM25 the score is divided by the score the
 task would reach against a document made of its own words (so it lies in 0..1 whatever the corpus
 size), for embeddings it is the cosine similarity. "Nothing" is a fine answer: the thresholds are
-set so that unrelated tasks stay below them. Ranking uses `habitus.index` (BM25Index, embedders);
-when that package lacks them, the fallback is off rather than reimplemented here.
+set so that unrelated tasks stay below them. Embeddings come from `habitus.index` (off when it lacks
+them); BM25 reproduces `habitus.index.bm25.BM25Index` scores for the query's terms only (recall runs
+per prompt, and indexing every term of every workflow cost more than the rest of the fallback).
 
 The method is `bm25` unless `HABITUS_RECALL_FALLBACK` or the config key `recall.fallback` says
 `embedding` (or `off`).
@@ -13,6 +14,7 @@ The method is `bm25` unless `HABITUS_RECALL_FALLBACK` or the config key `recall.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -125,26 +127,52 @@ def _tokens(doc: str | list[str]) -> list[str]:
     return doc if isinstance(doc, list) else fast_tokenize(doc)
 
 
-def _given(tokens: list[str]) -> list[str]:
-    return tokens
+BM25_K1, BM25_B = 1.5, 0.75  # the defaults of habitus.index.bm25.BM25Index, whose scores these reproduce
 
 
 def _bm25_scores(query: str, docs: list[tuple[str, str | list[str]]]) -> list[tuple[str, float]]:
-    try:
-        from habitus.index.bm25 import BM25Index
-    except ImportError:
-        return []
+    """Normalised BM25 score of each document (0..1), precision first.
+
+    The scores are `habitus.index.bm25.BM25Index` scores (same k1, b, idf and length normalisation,
+    same floating-point order; tests/recall pin the equality), computed for the query's terms only:
+    building a full index of every term of a thousand documents was the largest cost of a fallback
+    recall, while the score needs only the query terms' document frequencies and each document's length.
+    """
     query_tokens = fast_tokenize(query)
     # the query's own words as one more document: the best a document could score for this query
-    index = BM25Index([*(_tokens(doc) for _, doc in docs), query_tokens], tokenizer=_given)  # type: ignore[list-item]
-    scores = [float(s) for s in index.scores(query_tokens)]  # type: ignore[arg-type]
+    token_lists = [*(_tokens(doc) for _, doc in docs), query_tokens]
+    q_counts: dict[str, int] = {}
+    for t in query_tokens:
+        q_counts[t] = q_counts.get(t, 0) + 1
+    terms = set(q_counts)
+    n = len(token_lists)
+    lengths = [len(tokens) for tokens in token_lists]
+    avg = (sum(lengths) / n) or 1.0
+    hits: list[dict[str, int]] = []  # per document: query term → its count there
+    df = dict.fromkeys(q_counts, 0)
+    for tokens in token_lists:
+        found = terms.intersection(tokens)
+        counts = {t: tokens.count(t) for t in found} if found else {}
+        for t in counts:
+            df[t] += 1
+        hits.append(counts)
+    idf = {t: math.log((n - count + 0.5) / (count + 0.5) + 1.0) for t, count in df.items()}
+    scores = []
+    for i, counts in enumerate(hits):
+        score = 0.0
+        if counts:
+            for term, q_count in q_counts.items():
+                tf = counts.get(term)
+                if tf:
+                    norm = tf + BM25_K1 * (1 - BM25_B + BM25_B * lengths[i] / avg)
+                    score += q_count * idf[term] * tf * (BM25_K1 + 1) / norm
+        scores.append(score)
     ceiling = max(scores.pop(), 1e-9)
-    terms = set(query_tokens)
     needed = min(MIN_MATCHED_TERMS, len(terms))
     out = []
-    for i, ((key, _), score) in enumerate(zip(docs, scores, strict=False)):
+    for (key, _), score, counts in zip(docs, scores, hits, strict=False):
         # precision first: one shared word is not enough when the task has several
-        if score > 0 and sum(1 for t in terms if t in index.term_freqs[i]) < needed:
+        if score > 0 and len(counts) < needed:
             score = 0.0
         out.append((key, min(1.0, score / ceiling)))
     return out
