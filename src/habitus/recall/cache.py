@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -132,6 +131,8 @@ def _write(path: Path, fingerprint: list, entries: list[IndexEntry]) -> None:
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # written only when the cache is rebuilt
+
         fd, tmp = tempfile.mkstemp(prefix=".recall-", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))

@@ -82,9 +82,21 @@ def _leading_words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(rest[:200])]
 
 
+# Every English phrase `_NO_CHANGE` matches contains one of these (lower-cased ASCII text); a task
+# without any of them cannot match, so the pattern is compiled only when it may (per-prompt processes).
+_NO_CHANGE_KEYS = ("no", "don", "never", "without", "doc", "readme", "only", "read", "just", "leave")
+
+
+def _may_say_no_change(task: str) -> bool:
+    if not task.isascii():
+        return True  # Japanese phrases, typographic apostrophes, case folding beyond ASCII: the pattern decides
+    low = task.lower()
+    return any(k in low for k in _NO_CHANGE_KEYS)
+
+
 def classify_intent(task: str) -> str:
     """`change` or `inspect` (see the module docstring for the rules)."""
-    if _NO_CHANGE.search(task):
+    if _may_say_no_change(task) and _NO_CHANGE.search(task):
         return "inspect"
     text = strip_negated(task)
     sentences = [_leading_words(part) for part in _SENTENCE_BREAK.split(text)]

@@ -32,9 +32,21 @@ def _ja_clauses(text: str) -> list[str]:
     return _JA_BREAK.split(text)
 
 
+# Every English negation the pattern matches contains one of these (lower-cased ASCII text): a task
+# without any of them has no negated clause, and the pattern is not even compiled (per-prompt processes).
+_EN_KEYS = ("no", "never", "without", "instead", "rather", "except", "n't")
+
+
+def _may_negate(text: str) -> bool:
+    if not text.isascii():
+        return True  # case folding beyond ASCII and typographic apostrophes: let the pattern decide
+    low = text.lower()
+    return any(k in low for k in _EN_KEYS)
+
+
 def strip_negated(task: str) -> str:
     """The task with every negated clause removed (replaced by one space so words do not join)."""
-    text = _EN_NEGATED.sub(" ", task)
+    text = _EN_NEGATED.sub(" ", task) if _may_negate(task) else task
     if any(m in text for m in _JA_MARKERS):
         text = "".join(" " if any(m in part for m in _JA_MARKERS) else part for part in _ja_clauses(text))
     return text
@@ -42,7 +54,7 @@ def strip_negated(task: str) -> str:
 
 def negated_clauses(task: str) -> list[str]:
     """The clauses `strip_negated` removes, for explaining a decision (why a cue did not fire)."""
-    found = [m.group(0).strip() for m in _EN_NEGATED.finditer(task)]
+    found = [m.group(0).strip() for m in _EN_NEGATED.finditer(task)] if _may_negate(task) else []
     if any(m in task for m in _JA_MARKERS):
         found += [part.strip() for part in _ja_clauses(_EN_NEGATED.sub(" ", task))
                   if any(m in part for m in _JA_MARKERS)]

@@ -9,7 +9,6 @@ by the subject's root commit, so every clone of a repo shares memory (DESIGN §3
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -187,6 +186,8 @@ def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: l
             row = conn.execute("SELECT root FROM workflows WHERE id = ?", (wf.id,)).fetchone()
             if row is not None and row["root"] != _root(target):
                 # the same id belongs to another repo: keep both (ids are global)
+                import hashlib  # only imports rename ids; the recall path never loads it
+
                 wf.id = f"{wf.id}-{hashlib.sha1((target or '').encode()).hexdigest()[:6]}"
             wf.subject = target
             _upsert(conn, wf, target, "imported", now, keep_counters=False)
