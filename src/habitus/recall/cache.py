@@ -2,10 +2,11 @@
 
 A hook runs recall in a new process for each prompt, and most prompts change nothing in memory;
 re-reading a thousand workflows' cues and re-tokenizing their texts each time is most of the work
-after start-up. The cache is one JSON file per subject under `$HABITUS_HOME/cache/recall/`, valid
+after start-up. The cache is two JSON files per subject under `$HABITUS_HOME/cache/recall/` (the cue
+views, and beside them the ranking tokens, which only a fallback reads), each valid
 while the fingerprint of the subject's active workflows — (count, max rowid, max `updated`), one
 indexed query — is unchanged. Any write to a workflow (relearn, import, counters, status) moves
-`updated`, so a stale cache is never used; it is written only when the newest change is at least
+`updated`, so a stale cache is never used; each file is written only when the newest change is at least
 `SETTLE_S` old, because `updated` has one-second resolution. Any problem reading or writing it
 falls back to the store: the cache can only save time, never change an answer.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from habitus.core.workflow import Cues
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 SETTLE_S = 2.0
 _FINGERPRINT_SQL = "SELECT count(*), max(rowid), max(updated) FROM workflows WHERE root = ? AND status = ?"
 
@@ -74,8 +75,9 @@ def _settled(max_updated: str | None) -> bool:
 class RecallIndex:
     """The subject's index entries: from the cache when it is current, else from the store.
 
-    Ranking tokens are read from the store only when the fallback needs them (a cue hit needs only
-    the cues); the cache is written once the entries are complete and the data has settled.
+    Ranking tokens are read (from their cache file, else the store) only when the fallback needs
+    them: a cue hit needs only the cues. Each file is written once its part is complete and the
+    data has settled.
     """
 
     def __init__(self, conn: sqlite3.Connection, subject: str, status: str = "active") -> None:
@@ -86,15 +88,21 @@ class RecallIndex:
         self.fingerprint = _fingerprint(conn, subject.split("@", 1)[0], status)
         self.path = cache_path(subject, status, conn)
         self.from_cache = False
-        self.entries = self._read() or self._views()
+        cached = self._read()
+        if cached is None:
+            self.entries = self._views()
+            if _settled(self.fingerprint[3]):
+                _write(self.path, {"fingerprint": self.fingerprint, "entries": [_cue_row(e) for e in self.entries]})
+        else:
+            self.entries = cached
 
     def _read(self) -> list[IndexEntry] | None:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("fingerprint") != self.fingerprint:
                 return None
-            entries = [IndexEntry(id=e[0], intent=e[1], only_if_asked=bool(e[2]), cues=Cues.from_dict(e[3]),
-                                  tokens=e[4]) for e in data["entries"]]  # split when ranking needs them
+            entries = [IndexEntry(id=e[0], intent=e[1], only_if_asked=bool(e[2]), cues=_cues(e[3], e[4], e[5]),
+                                  tokens=None) for e in data["entries"]]
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return None
         self.from_cache = True
@@ -106,8 +114,25 @@ class RecallIndex:
         return [IndexEntry(id=v.id, intent=v.intent, only_if_asked=v.only_if_asked, cues=v.cues, tokens=None)
                 for v in load_cue_views(self.conn, self.subject, self.status)]
 
+    def _read_tokens(self) -> list[str] | None:
+        try:
+            data = json.loads(_tokens_path(self.path).read_text(encoding="utf-8"))
+            tokens = data["tokens"]
+            if data.get("fingerprint") != self.fingerprint or data.get("ids") != [e.id for e in self.entries]:
+                return None
+            if not all(isinstance(t, str) for t in tokens):
+                return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return tokens
+
     def with_tokens(self) -> list[IndexEntry]:
-        """The entries with their ranking tokens (read from the store and cached when missing)."""
+        """The entries with their ranking tokens (read from the cache or the store, and cached when missing)."""
+        if any(e.tokens is None for e in self.entries):
+            cached = self._read_tokens()
+            if cached is not None:
+                for e, text in zip(self.entries, cached, strict=True):
+                    e.tokens = text
         for e in self.entries:
             if isinstance(e.tokens, str):
                 e.tokens = e.tokens.split()
@@ -119,15 +144,28 @@ class RecallIndex:
             for e in self.entries:
                 e.tokens = fast_tokenize(texts.get(e.id, ""))
             if _settled(self.fingerprint[3]):
-                _write(self.path, self.fingerprint, self.entries)
+                _write(_tokens_path(self.path), {"fingerprint": self.fingerprint, "ids": [e.id for e in self.entries],
+                                                 "tokens": [" ".join(e.tokens or []) for e in self.entries]})
         return self.entries
 
 
-def _write(path: Path, fingerprint: list, entries: list[IndexEntry]) -> None:
-    data = {"fingerprint": fingerprint,
-            "entries": [[e.id, e.intent, e.only_if_asked, e.cues.to_dict(),
-                         e.tokens if isinstance(e.tokens, str) else " ".join(e.tokens or [])]
-                        for e in entries]}
+def _tokens_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".tokens.json")
+
+
+def _cue_row(e: IndexEntry) -> list:
+    return [e.id, e.intent, e.only_if_asked, e.cues.any, e.cues.none, [s.to_dict() for s in e.cues.steps]]
+
+
+def _cues(any_: list, none: list, steps: list) -> Cues:
+    """Cues from a cache row (as `Cues.from_dict` would build them; plain phrase lists are taken as they are)."""
+    if (not steps and type(any_) is list and type(none) is list and all(type(x) is str for x in any_)
+            and all(type(x) is str for x in none)):
+        return Cues(any=any_, none=none, steps=[])
+    return Cues.from_dict({"any": any_, "none": none, "steps": steps})
+
+
+def _write(path: Path, data: dict) -> None:
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
