@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from habitus.core.workflow import Workflow
-from habitus.recall.cues import Unit, cues_may_fire, cues_vetoed, pick_by_cues, prefer_main_clause, task_units
+from habitus.recall.cues import (
+    Unit,
+    cues_vetoed,
+    phrases_may_fire,
+    phrases_vetoed,
+    pick_by_cues,
+    prefer_main_clause,
+    task_units,
+)
 from habitus.recall.intent import classify_intent
 from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
 
@@ -120,10 +128,10 @@ class StoreSource:
     def cue_pool(self, units: list[Unit]) -> list[Workflow]:
         from habitus.recall.source import load_full
 
-        return load_full(self.conn, [v.id for v in self.views() if cues_may_fire(v.cues, units)])
+        return load_full(self.conn, [v.id for v in self.views() if phrases_may_fire(v.any, v.none, units)])
 
     def vetoed(self, units: list[Unit]) -> set[str]:
-        return {v.id for v in self.views() if cues_vetoed(v.cues, units)}
+        return {v.id for v in self.views() if phrases_vetoed(v.none, units)}
 
     def rank_pool(self) -> list[tuple[str, str, str | list[str], bool]]:
         return [(v.id, v.intent, v.tokens or [], v.only_if_asked) for v in self.index().with_tokens()]

@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,16 +27,32 @@ SETTLE_S = 2.0
 _FINGERPRINT_SQL = "SELECT count(*), max(rowid), max(updated) FROM workflows WHERE root = ? AND status = ?"
 
 
-@dataclass
 class IndexEntry:
-    """What recall needs of one stored workflow before deciding to load it whole."""
+    """What recall needs of one stored workflow before deciding to load it whole.
 
-    id: str
-    intent: str
-    only_if_asked: bool
-    cues: Cues
-    # ranking tokens of name, use_when, cues, steps and files: None not read yet, str as cached (space-joined)
-    tokens: list[str] | str | None
+    `any` / `none` are the workflow's cue phrases (all that the pre-check and the veto read); the full
+    `Cues` (with step cues) is built on first use. A plain class with slots: a thousand are made per call.
+    """
+
+    __slots__ = ("id", "intent", "only_if_asked", "any", "none", "_steps", "_cues", "tokens")
+
+    def __init__(self, id: str, intent: str, only_if_asked: bool, cues: Cues | None = None,  # noqa: A002
+                 tokens: list[str] | str | None = None, *,
+                 phrases: tuple[list[str], list[str], list] | None = None) -> None:
+        self.id, self.intent, self.only_if_asked = id, intent, only_if_asked
+        # ranking tokens of name, use_when, cues, steps and files: None not read yet, str as cached (space-joined)
+        self.tokens = tokens
+        self._cues = cues
+        if cues is not None:
+            self.any, self.none, self._steps = cues.any, cues.none, None
+        else:
+            self.any, self.none, self._steps = phrases or ([], [], [])
+
+    @property
+    def cues(self) -> Cues:
+        if self._cues is None:
+            self._cues = Cues.from_dict({"any": self.any, "none": self.none, "steps": self._steps or []})
+        return self._cues
 
 
 def cache_path(subject: str, status: str = "active", conn: sqlite3.Connection | None = None) -> Path:
@@ -101,8 +116,7 @@ class RecallIndex:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("fingerprint") != self.fingerprint:
                 return None
-            entries = [IndexEntry(id=e[0], intent=e[1], only_if_asked=bool(e[2]), cues=_cues(e[3], e[4], e[5]),
-                                  tokens=None) for e in data["entries"]]
+            entries = [IndexEntry(e[0], e[1], bool(e[2]), phrases=_phrases(e[3], e[4], e[5])) for e in data["entries"]]
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return None
         self.from_cache = True
@@ -157,12 +171,13 @@ def _cue_row(e: IndexEntry) -> list:
     return [e.id, e.intent, e.only_if_asked, e.cues.any, e.cues.none, [s.to_dict() for s in e.cues.steps]]
 
 
-def _cues(any_: list, none: list, steps: list) -> Cues:
-    """Cues from a cache row (as `Cues.from_dict` would build them; plain phrase lists are taken as they are)."""
-    if (not steps and type(any_) is list and type(none) is list and all(type(x) is str for x in any_)
-            and all(type(x) is str for x in none)):
-        return Cues(any=any_, none=none, steps=[])
-    return Cues.from_dict({"any": any_, "none": none, "steps": steps})
+def _phrases(any_: list, none: list, steps: list) -> tuple[list[str], list[str], list]:
+    """A cache row's cue phrases, checked to be lists of text (anything else: the cache is not used)."""
+    if type(any_) is not list or type(none) is not list or type(steps) is not list:
+        raise TypeError("damaged cache row")
+    "".join(any_)  # TypeError unless every phrase is text (checked in C: a thousand rows per call)
+    "".join(none)
+    return any_, none, steps
 
 
 def _write(path: Path, data: dict) -> None:

@@ -235,12 +235,22 @@ def _steps_for(wf: Workflow, folded: str, step_cues: dict[int, tuple[list[str], 
 
 def cues_may_fire(cues: Cues, units: list[Unit]) -> bool:
     """Cheap pre-check on a workflow's cues alone: an `any` phrase fires in some unit without a `none` phrase."""
-    return any(first_occurring(cues.any, u.folded) and not first_occurring(cues.none, u.folded) for u in units)
+    return phrases_may_fire(cues.any, cues.none, units)
+
+
+def phrases_may_fire(any_: list[str], none: list[str], units: list[Unit]) -> bool:
+    """`cues_may_fire` on the phrase lists themselves (the recall index keeps no `Cues` objects)."""
+    return any(first_occurring(any_, u.folded) and not first_occurring(none, u.folded) for u in units)
 
 
 def cues_vetoed(cues: Cues, units: list[Unit]) -> bool:
     """A `none` phrase occurs in some reading of the task."""
-    return bool(cues.none) and any(first_occurring(cues.none, u.folded) for u in units)
+    return phrases_vetoed(cues.none, units)
+
+
+def phrases_vetoed(none: list[str], units: list[Unit]) -> bool:
+    """`cues_vetoed` on the `none` phrases themselves."""
+    return bool(none) and any(first_occurring(none, u.folded) for u in units)
 
 
 def pick_by_cues(wf: Workflow, units: list[Unit]) -> CuePick | None:
