@@ -10,7 +10,7 @@ hook and recall paths) does not import every reader.
 
 from __future__ import annotations
 
-from typing import Any
+from habitus.core.lazy import lazy_exports
 
 _WHERE = {
     "OUTPUT_CAP_BYTES": "habitus.capture.common",
@@ -27,9 +27,4 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        import importlib
-
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'habitus.capture' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -6,7 +6,9 @@ The trace model's names (`Trace`, `Step`, …) load on first use, so importing a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from habitus.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from habitus.core.trace import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace, Usage
@@ -23,9 +25,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from habitus.core import trace
-
-        return getattr(trace, name)
-    raise AttributeError(f"module 'habitus.core' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, dict.fromkeys(__all__, "habitus.core.trace"))

@@ -11,7 +11,7 @@ imports this package, stays light:
 
 from __future__ import annotations
 
-from typing import Any
+from habitus.core.lazy import lazy_exports
 
 _WHERE = {
     "install_hooks": "habitus.deliver.install",
@@ -31,9 +31,4 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        import importlib
-
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'habitus.deliver' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _WHERE)

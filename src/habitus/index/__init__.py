@@ -6,8 +6,7 @@ when an embedder is used, so `from habitus.index.bm25 import BM25Index` stays ch
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from habitus.core.lazy import lazy_exports
 
 _EXPORTS = {
     "BM25Index": "habitus.index.bm25",
@@ -22,7 +21,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'habitus.index' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)
