@@ -132,8 +132,20 @@ def from_workflows(conn: sqlite3.Connection, subject: str | None) -> list[Candid
 
 
 def _short(text: str, n: int = 70) -> str:
+    """One line of at most `n` characters, cut at a word boundary with an ellipsis."""
     text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    cut = text[: n - 1]
+    if " " in cut[n // 2:]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:(") + "…"
+
+
+def _error_head(error: str) -> str:
+    """The first line of an error as a person would quote it (harness tags such as <tool_use_error> removed)."""
+    first = (error.strip().splitlines() or [""])[0]
+    return re.sub(r"</?[a-z_]+>", "", first).strip()
 
 
 def from_records(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
@@ -145,12 +157,13 @@ def from_records(conn: sqlite3.Connection, subject: str | None) -> list[Candidat
     for rec in load_records(conn, subject):
         for d in rec.detours:
             program = command_program(d.failing) or d.failing.split(" ")[0]
-            head = re.sub(r"[0-9]+|/\S+", "", (d.error.strip().splitlines() or [""])[0]).strip()[:60]
+            shown = _error_head(d.error)
+            head = re.sub(r"[0-9]+|/\S+", "", shown).strip()[:60]
             key = (d.on, program, head)
             fix = f"; what worked: `{_short(d.fixing, 60)}`" if d.fixing else ""
             cand = groups.setdefault(key, Candidate(
                 id=f"record:{d.on}:{program}:{head}", source="record",
-                text=f"`{_short(d.failing, 60)}` failed ({_short(head or 'error', 60)}){fix}"))
+                text=f"`{_short(d.failing, 60)}` failed ({_short(shown or 'error', 60)}){fix}"))
             cand.session_ids.add(rec.session_id or rec.trace_id)
             cand.tokens_cost += d.tokens
             cand.failures += 1
