@@ -44,28 +44,10 @@ class TaskScores:
 
 def build_memory(scenario: Any, workdir: Path) -> tuple[Any, str | None, dict[str, str], Path]:
     """(connection, subject, workflow id → kind, repo) of a scenario's learned memory, as the bench runner builds it."""
-    from habitus.bench.fixture import make_fixture_repo
-    from habitus.bench.recall.runner import kind_workflows
-    from habitus.capture.ingest import ingest_paths
-    from habitus.learn import learn
-    from habitus.store import open_store
-    from habitus.store.memory import load_workflows
-    from habitus.store.sqlite import connect
+    from habitus.bench.recall.runner import learn_scenario_memory
 
-    fx = make_fixture_repo(workdir / "fx", seed=scenario.seed, sessions=scenario.sessions)
-    db = workdir / "habitus.db"
-    store = open_store(db)
-    try:
-        ingested = ingest_paths([fx.root / "claude", fx.root / "codex"], store)
-    finally:
-        store.close()
-    if ingested.errors:
-        raise RuntimeError(f"{scenario.name}: ingest failed: {ingested.errors[0]}")
-    conn = connect(db)
-    report = learn(conn, repo=fx.repo)
-    subject = report.subjects[0] if report.subjects else None
-    kind_ids = kind_workflows(fx, load_workflows(conn, subject))
-    return conn, subject, {wf_id: kind for kind, ids in kind_ids.items() for wf_id in ids}, fx.repo
+    memory = learn_scenario_memory(scenario, workdir)
+    return memory.conn, memory.subject, memory.kind_of, memory.fx.repo
 
 
 def score_tasks(scenario: Any, workdir: Path) -> list[TaskScores]:

@@ -18,16 +18,21 @@ def git(repo: Path, *args: str) -> str:
                           env=env).stdout.strip()
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A git repo with one commit (so it has a subject)."""
-    root = tmp_path / "repo"
+def make_repo(base: Path, readme: str = "# demo\n") -> Path:
+    """A git repo at `base/repo` with one commit (so it has a subject)."""
+    root = base / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# demo\n")
+    (root / "README.md").write_text(readme)
     git(root, "add", "README.md")
     git(root, "commit", "-q", "-m", "init")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repo with one commit (so it has a subject)."""
+    return make_repo(tmp_path)
 
 
 def run_hook(event: str, payload: object, *, agent: str = "claude", env: dict[str, str] | None = None,

@@ -10,17 +10,11 @@ from habitus.capture.subject import repo_subject
 from habitus.deliver.layer import measure_layer, populate
 from habitus.store.sqlite import connect
 
-from .conftest import git
+from .conftest import make_repo
 
 
 def _repo(base: Path) -> Path:
-    root = base / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# generated\n")
-    git(root, "add", "README.md")
-    git(root, "commit", "-q", "-m", "init")
-    return root
+    return make_repo(base, "# generated\n")
 
 
 @pytest.mark.parametrize("n", [10, 100, 1_000, 10_000])

@@ -22,6 +22,7 @@ from typing import Any
 from habitus.capture.discover import default_trace_paths
 from habitus.capture.reader import cached_subject, finish_capture, iter_trace_files, read_trace_file
 from habitus.core import Trace, Usage
+from habitus.core.subject import same_repo
 from habitus.store.base import FileState, Store
 
 HEAD_BYTES = 4096
@@ -110,7 +111,7 @@ def _repo_filter(repo: str | Path) -> Callable[[Trace], bool]:
     prefix = str(root).rstrip("/") + "/"
 
     def keep(trace: Trace) -> bool:
-        if subject and trace.subject and trace.subject.split("@", 1)[0] == subject.split("@", 1)[0]:
+        if same_repo(trace.subject, subject):
             return True
         return bool(trace.cwd) and (trace.cwd == str(root) or trace.cwd.startswith(prefix))
 

@@ -46,6 +46,3 @@ def repo_subject(path: str | Path) -> str | None:
     return _subject_for_root(str(root)) if root else None
 
 
-def subject_root_commit(subject: str) -> str:
-    """The root-commit part of a subject, for matching clones with different remotes."""
-    return subject.split("@", 1)[0]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.core.note import Rule, content_hash
+from habitus.core.subject import subject_root_commit
 from habitus.deliver.candidates import Candidate, collect, instruction_like, similar, terms
 from habitus.deliver.files import atomic_write_text, backup_once
 from habitus.deliver.rules_block import Budget, block_size, parse_rules, replace_block
@@ -295,7 +296,7 @@ def recent_sessions(conn: sqlite3.Connection, subject: str | None, k: int) -> se
     ensure_memory_schema(conn)
     out: list[str] = []
     for row in conn.execute("SELECT coalesce(session_id, trace_id) FROM learn_records WHERE root = ?"
-                            " ORDER BY date DESC, trace_id DESC", (subject.split("@", 1)[0],)):
+                            " ORDER BY date DESC, trace_id DESC", (subject_root_commit(subject),)):
         if row[0] not in out:
             out.append(row[0])
             if len(out) >= k:

@@ -20,6 +20,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from habitus.core.subject import subject_root_commit
 from habitus.core.workflow import Cues
 
 CACHE_VERSION = 3
@@ -61,7 +62,7 @@ def cache_path(subject: str, status: str = "active", conn: sqlite3.Connection | 
 
     from habitus.store.home import habitus_home
 
-    root = subject.split("@", 1)[0]
+    root = subject_root_commit(subject)
     safe = "".join(c for c in root if c.isalnum())[:64] or "subject"
     db = ""
     if conn is not None:
@@ -100,7 +101,7 @@ class RecallIndex:
 
         ensure_memory_schema(conn)
         self.conn, self.subject, self.status = conn, subject, status
-        self.fingerprint = _fingerprint(conn, subject.split("@", 1)[0], status)
+        self.fingerprint = _fingerprint(conn, subject_root_commit(subject), status)
         self.path = cache_path(subject, status, conn)
         self.from_cache = False
         cached = self._read()

@@ -14,6 +14,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from habitus.core.subject import subject_root_commit
 from habitus.core.workflow import Cues, Workflow
 
 _VIEW_SQL = (
@@ -41,17 +42,13 @@ class CueView:
     cues: Cues
 
 
-def _root(subject: str) -> str:
-    return subject.split("@", 1)[0]
-
-
 def load_cue_views(conn: sqlite3.Connection, subject: str, status: str = "active") -> list[CueView]:
     """Cue views of the subject's workflows with `status` (one query)."""
     from habitus.store.memory import ensure_memory_schema
 
     ensure_memory_schema(conn)
     views = []
-    for row in conn.execute(_VIEW_SQL, (_root(subject), status)):
+    for row in conn.execute(_VIEW_SQL, (subject_root_commit(subject), status)):
         try:
             cues = Cues.from_dict(json.loads(row["cues"]) if row["cues"] else None)
         except (ValueError, KeyError, TypeError):
@@ -76,4 +73,4 @@ def load_full(conn: sqlite3.Connection, ids: list[str]) -> list[Workflow]:
 def load_texts(conn: sqlite3.Connection, subject: str, status: str = "active") -> list[tuple[str, str, str, bool]]:
     """(id, intent, searchable text, only_if_asked) of the subject's workflows, for fallback ranking."""
     return [(r["id"], r["intent"] or "change", r["text"] or "", bool(r["only_if_asked"]))
-            for r in conn.execute(_TEXT_SQL, (_root(subject), status))]
+            for r in conn.execute(_TEXT_SQL, (subject_root_commit(subject), status))]

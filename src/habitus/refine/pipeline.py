@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from habitus.core.subject import same_repo
 from habitus.core.trace import Trace
 from habitus.refine import cluster as cluster_stage
 from habitus.refine import holdout as holdout_stage
@@ -130,9 +131,8 @@ def load_store_traces(repo: Path | str | None = None, rewards_path: Path | str |
         rewards = load_rewards(rewards_path)
     store = open_store(readonly=True)
     try:
-        root = subject.split("@", 1)[0] if subject else None
         traces = [t for t in store.iter_traces()
-                  if root is None or (t.subject or "").split("@", 1)[0] == root]
+                  if subject is None or same_repo(t.subject, subject)]
     finally:
         store.close()
     from habitus.core.trace import Outcome, OutcomeSource, OutcomeStatus

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from habitus.core.subject import subject_root_commit as root_of
 from habitus.core.workflow import WORKFLOW_STATUSES, Counters, Workflow
-from habitus.store.sqlite import ensure_schema
+from habitus.store.sqlite import ensure_schema, utc_now
 
 if TYPE_CHECKING:  # records load only where they are read or written: recall reads workflows alone
     from habitus.core.record import Record
@@ -80,12 +80,6 @@ def ensure_memory_schema(conn: sqlite3.Connection) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _root(subject: str | None) -> str | None:
-    return subject.split("@", 1)[0] if subject else None
 
 
 def suspension_reason(counters: Counters) -> str | None:
@@ -135,7 +129,7 @@ def _upsert(conn: sqlite3.Connection, wf: Workflow, subject: str | None, origin:
         " status = CASE WHEN workflows.status = 'archived' THEN 'archived' ELSE excluded.status END,"
         " origin = excluded.origin, data = excluded.data, updated = excluded.updated,"
         " last_verified = COALESCE(excluded.last_verified, workflows.last_verified)" + counter_update,
-        (wf.id, subject, _root(subject), wf.name, wf.status if wf.status in WORKFLOW_STATUSES else "active", origin,
+        (wf.id, subject, root_of(subject), wf.name, wf.status if wf.status in WORKFLOW_STATUSES else "active", origin,
          wf.counters.shown, wf.counters.helped, wf.counters.misled, wf.counters.stale,
          wf.provenance.last_verified, json.dumps(data, ensure_ascii=False), now, now),
     )
@@ -150,8 +144,8 @@ def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workf
     Imported workflows are left alone.
     """
     ensure_memory_schema(conn)
-    now = _now()
-    root = _root(subject)
+    now = utc_now()
+    root = root_of(subject)
     ids = [w.id for w in workflows]
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -178,13 +172,13 @@ def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: l
     one repo's export into another never moves the original.
     """
     ensure_memory_schema(conn)
-    now = _now()
+    now = utc_now()
     conn.execute("BEGIN IMMEDIATE")
     try:
         for wf in workflows:
             target = subject if subject is not None else wf.subject
             row = conn.execute("SELECT root FROM workflows WHERE id = ?", (wf.id,)).fetchone()
-            if row is not None and row["root"] != _root(target):
+            if row is not None and row["root"] != root_of(target):
                 # the same id belongs to another repo: keep both (ids are global)
                 import hashlib  # only imports rename ids; the recall path never loads it
 
@@ -205,7 +199,7 @@ def load_workflows(conn: sqlite3.Connection, subject: str | None = None, *,
     sql, args = "SELECT * FROM workflows WHERE 1 = 1", []
     if subject is not None:
         sql += " AND root = ?"
-        args.append(_root(subject))
+        args.append(root_of(subject))
     if status is not None:
         sql += " AND status = ?"
         args.append(status)
@@ -224,7 +218,7 @@ def set_workflow_status(conn: sqlite3.Connection, workflow_id: str, status: str,
         raise ValueError(f"unknown workflow status {status!r} (one of {', '.join(WORKFLOW_STATUSES)})")
     ensure_memory_schema(conn)
     cur = conn.execute("UPDATE workflows SET status = ?, status_reason = ?, updated = ? WHERE id = ?",
-                       (status, reason, _now(), workflow_id))
+                       (status, reason, utc_now(), workflow_id))
     if cur.rowcount == 0:
         raise KeyError(workflow_id)
 
@@ -240,7 +234,7 @@ def bump_counters(conn: sqlite3.Connection, workflow_id: str, *, shown: int = 0,
     try:
         conn.execute("UPDATE workflows SET shown = shown + ?, helped = helped + ?, misled = misled + ?,"
                      " stale = stale + ?, updated = ? WHERE id = ?",
-                     (shown, helped, misled, stale, _now(), workflow_id))
+                     (shown, helped, misled, stale, utc_now(), workflow_id))
         row = conn.execute("SELECT status, shown, helped, misled, stale FROM workflows WHERE id = ?",
                            (workflow_id,)).fetchone()
         if row is None:
@@ -274,10 +268,10 @@ def log_handover(conn: sqlite3.Connection, entry: dict[str, Any]) -> int:
     """
     ensure_memory_schema(conn)
     data = dict(entry)
-    data.setdefault("created", _now())
+    data.setdefault("created", utc_now())
     cur = conn.execute(
         "INSERT INTO handovers(session_id, subject, root, task, cwd, chars, created, data) VALUES (?,?,?,?,?,?,?,?)",
-        (data.get("session_id"), data.get("subject"), _root(data.get("subject")), data.get("task"), data.get("cwd"),
+        (data.get("session_id"), data.get("subject"), root_of(data.get("subject")), data.get("task"), data.get("cwd"),
          int(data.get("chars") or 0), data["created"], json.dumps(data, ensure_ascii=False, default=str)),
     )
     return int(cur.lastrowid or 0)
@@ -293,7 +287,7 @@ def list_handovers(conn: sqlite3.Connection, *, session_id: str | None = None,
         args.append(session_id)
     if subject is not None:
         sql += " AND root = ?"
-        args.append(_root(subject))
+        args.append(root_of(subject))
     out = []
     for row in conn.execute(sql + " ORDER BY id", args):
         entry = json.loads(row["data"])
@@ -317,8 +311,8 @@ def mark_handover_feedback(conn: sqlite3.Connection, handover_id: int, trace_id:
 def save_records(conn: sqlite3.Connection, records: Iterable[Record]) -> int:
     """Insert or replace records (keyed by trace id); returns how many were written."""
     ensure_memory_schema(conn)
-    rows = [(r.trace_id, r.subject, _root(r.subject), r.session_id, r.date, json.dumps(r.to_dict(), ensure_ascii=False))
-            for r in records]
+    rows = [(r.trace_id, r.subject, root_of(r.subject), r.session_id, r.date,
+             json.dumps(r.to_dict(), ensure_ascii=False)) for r in records]
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.executemany("INSERT OR REPLACE INTO learn_records(trace_id, subject, root, session_id, date, data)"
@@ -337,7 +331,7 @@ def load_records(conn: sqlite3.Connection, subject: str | None = None) -> list[R
         rows = conn.execute("SELECT data FROM learn_records ORDER BY date, trace_id")
     else:
         rows = conn.execute("SELECT data FROM learn_records WHERE root = ? ORDER BY date, trace_id",
-                            (_root(subject),))
+                            (root_of(subject),))
     from habitus.core.record import Record
 
     return [Record.from_dict(json.loads(r["data"])) for r in rows]

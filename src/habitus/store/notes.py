@@ -13,11 +13,11 @@ import json
 import re
 import sqlite3
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from habitus.core.note import NOTE_KINDS, NOTE_STATES, RULE_STATES, Note, Rule
-from habitus.store.sqlite import ensure_schema
+from habitus.core.subject import subject_root_commit as root_of
+from habitus.store.sqlite import ensure_schema, utc_now
 
 COMPONENT = "deliver"
 MIGRATIONS: tuple[str, ...] = (
@@ -78,12 +78,6 @@ def ensure_notes_schema(conn: sqlite3.Connection) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _root(subject: str | None) -> str | None:
-    return subject.split("@", 1)[0] if subject else None
 
 
 def _row_to_note(row: sqlite3.Row) -> Note:
@@ -106,7 +100,7 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
     if kind not in NOTE_KINDS:
         raise NoteError(f"unknown note kind {kind!r} (one of {', '.join(NOTE_KINDS)})")
     ensure_notes_schema(conn)
-    now = _now()
+    now = utc_now()
     note = Note(id="n-" + uuid.uuid4().hex[:10], text=text, kind=kind, subject=subject, source=source,
                 session_id=session_id, evidence=dict(evidence or {}), supersedes=supersedes, created=now, updated=now)
     conn.execute("BEGIN IMMEDIATE")
@@ -119,7 +113,7 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
         conn.execute(
             "INSERT INTO notes(id, subject, root, kind, text, state, supersedes, source, session_id, evidence,"
             " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (note.id, subject, _root(subject), kind, text, "active", supersedes, source, session_id,
+            (note.id, subject, root_of(subject), kind, text, "active", supersedes, source, session_id,
              json.dumps(note.evidence), now, now))
         conn.execute("COMMIT")
     except BaseException:
@@ -131,8 +125,8 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
 def add_notes_bulk(conn: sqlite3.Connection, notes: list[Note]) -> int:
     """Insert many prepared notes in one transaction (benchmarks, imports); returns the count."""
     ensure_notes_schema(conn)
-    now = _now()
-    rows = [(n.id, n.subject, _root(n.subject), n.kind, n.text, n.state, n.supersedes, n.source, n.session_id,
+    now = utc_now()
+    rows = [(n.id, n.subject, root_of(n.subject), n.kind, n.text, n.state, n.supersedes, n.source, n.session_id,
              json.dumps(n.evidence), n.created or now, n.updated or now) for n in notes]
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -155,13 +149,13 @@ def get_note(conn: sqlite3.Connection, note_id: str) -> Note | None:
 def _scope_clause(subject: str | None, scope: str | None) -> tuple[str, list[Any]]:
     """SQL for a scope: repo (this subject), global (no subject), all (both; the default)."""
     if scope == "repo":
-        return ("root = ?", [_root(subject)]) if subject else ("0", [])
+        return ("root = ?", [root_of(subject)]) if subject else ("0", [])
     if scope == "global":
         return "root IS NULL", []
     if scope not in (None, "all", ""):
         raise NoteError(f"unknown scope {scope!r} (repo, global or all)")
     if subject:
-        return "(root = ? OR root IS NULL)", [_root(subject)]
+        return "(root = ? OR root IS NULL)", [root_of(subject)]
     return "1", []
 
 
@@ -222,7 +216,7 @@ def archive_note(conn: sqlite3.Connection, note_id: str, reason: str) -> Note:
     """Archive a note (kept for audit, out of default search)."""
     ensure_notes_schema(conn)
     cur = conn.execute("UPDATE notes SET state = 'archived', reason = ?, updated = ? WHERE id = ?",
-                       (reason, _now(), note_id))
+                       (reason, utc_now(), note_id))
     if cur.rowcount == 0:
         raise NoteError(f"no note with id {note_id}")
     note = get_note(conn, note_id)
@@ -248,7 +242,7 @@ def record_feedback(conn: sqlite3.Connection, item_id: str, verdict: str, reason
         raise NoteError(f"unknown verdict {verdict!r} (one of {', '.join(FEEDBACK_VERDICTS)})")
     ensure_notes_schema(conn)
     cur = conn.execute("INSERT INTO item_feedback(item_id, verdict, reason, created) VALUES (?,?,?,?)",
-                       (item_id, verdict, reason, _now()))
+                       (item_id, verdict, reason, utc_now()))
     return int(cur.lastrowid or 0)
 
 
@@ -272,7 +266,7 @@ def set_rule_state(conn: sqlite3.Connection, target: str, rule: Rule, state: str
         "INSERT INTO rule_state(target, hash, rule_id, text, state, evidence, date) VALUES (?,?,?,?,?,?,?) "
         "ON CONFLICT(target, hash) DO UPDATE SET rule_id = excluded.rule_id, text = excluded.text,"
         " state = excluded.state, evidence = excluded.evidence, date = excluded.date",
-        (target, rule.hash, rule.id, rule.text, state, json.dumps(rule.evidence, default=str), _now()))
+        (target, rule.hash, rule.id, rule.text, state, json.dumps(rule.evidence, default=str), utc_now()))
 
 
 def list_rule_states(conn: sqlite3.Connection, target: str | None = None) -> list[Rule]:
@@ -297,6 +291,6 @@ def shown_in_session(conn: sqlite3.Connection, session_id: str, kind: str) -> se
 
 def mark_shown(conn: sqlite3.Connection, session_id: str, kind: str, item_ids: list[str]) -> None:
     ensure_notes_schema(conn)
-    now = _now()
+    now = utc_now()
     conn.executemany("INSERT OR IGNORE INTO hook_shown(session_id, kind, item_id, shown_at) VALUES (?,?,?,?)",
                      [(session_id, kind, i, now) for i in item_ids])

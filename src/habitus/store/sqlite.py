@@ -11,11 +11,17 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from habitus.store.home import default_db_path
 
 BUSY_TIMEOUT_MS = 30_000
+
+
+def utc_now() -> str:
+    """The current time as stored in habitus tables: ISO 8601, UTC, whole seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class StoreError(RuntimeError):

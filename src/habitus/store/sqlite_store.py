@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.core import Trace
+from habitus.core.subject import subject_root_commit
 from habitus.store import traces as tables
 from habitus.store.base import FileState, TraceSummary
 from habitus.store.home import default_db_path
@@ -120,7 +121,7 @@ class SQLiteStore:
         clauses, args = [], []
         if subject:
             # every clone shares the root commit; the remote part may differ between clones
-            root = subject.split("@", 1)[0]
+            root = subject_root_commit(subject)
             clauses.append("(subject = ? OR subject = ? OR subject LIKE ? ESCAPE '\\')")
             args += [subject, root, _like_prefix(root + "@")]
         if since:

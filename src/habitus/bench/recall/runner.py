@@ -167,17 +167,31 @@ def _tracked(repo: Path) -> set[str]:
     return set(_git(repo, "ls-files").split("\n")) - {""}
 
 
-def run_scenario(scenario: Scenario, workdir: Path, selectors: list[str]) -> ScenarioRun:
-    """Build the scenario's memory in `workdir` and score every task under every selector."""
+@dataclass
+class LearnedMemory:
+    """A scenario's memory as the benchmark builds it: the fixture, an open store and what was learned."""
+
+    fx: Any
+    conn: Any
+    subject: str | None
+    workflows: list[Any]
+    kind_ids: dict[str, list[str]]
+    seconds: float  # ingest + learn
+
+    @property
+    def kind_of(self) -> dict[str, str]:
+        return {wf_id: kind for kind, ids in self.kind_ids.items() for wf_id in ids}
+
+
+def learn_scenario_memory(scenario: Scenario, workdir: Path) -> LearnedMemory:
+    """Generate the scenario's repo and sessions in `workdir`, ingest them and learn (model-free)."""
     from habitus.bench.fixture import make_fixture_repo
     from habitus.capture.ingest import ingest_paths
     from habitus.learn import learn
-    from habitus.recall import recall
     from habitus.store import open_store
     from habitus.store.memory import load_workflows
     from habitus.store.sqlite import connect
 
-    run = ScenarioRun(scenario=scenario)
     fx = make_fixture_repo(workdir / "fx", seed=scenario.seed, sessions=scenario.sessions)
     db = workdir / "habitus.db"
     started = time.perf_counter()
@@ -189,13 +203,26 @@ def run_scenario(scenario: Scenario, workdir: Path, selectors: list[str]) -> Sce
     if ingested.errors:
         raise RuntimeError(f"{scenario.name}: ingest failed: {ingested.errors[0]}")
     conn = connect(db)
+    report = learn(conn, repo=fx.repo)
+    seconds = time.perf_counter() - started
+    subject = report.subjects[0] if report.subjects else None
+    workflows = load_workflows(conn, subject)
+    return LearnedMemory(fx=fx, conn=conn, subject=subject, workflows=workflows,
+                         kind_ids=kind_workflows(fx, workflows), seconds=seconds)
+
+
+def run_scenario(scenario: Scenario, workdir: Path, selectors: list[str]) -> ScenarioRun:
+    """Build the scenario's memory in `workdir` and score every task under every selector."""
+    from habitus.recall import recall
+
+    run = ScenarioRun(scenario=scenario)
+    memory = learn_scenario_memory(scenario, workdir)
+    fx, conn = memory.fx, memory.conn
     try:
-        report = learn(conn, repo=fx.repo)
-        run.learn_seconds = time.perf_counter() - started
-        workflows = load_workflows(conn, report.subjects[0] if report.subjects else None)
-        run.workflows = len(workflows)
-        run.kind_ids = kind_workflows(fx, workflows)
-        kind_of = {wf_id: kind for kind, ids in run.kind_ids.items() for wf_id in ids}
+        run.learn_seconds = memory.seconds
+        run.workflows = len(memory.workflows)
+        run.kind_ids = memory.kind_ids
+        kind_of = memory.kind_of
         learned_files = _tracked(fx.repo)
         apply_changes(fx.repo, scenario.after_learning)
         for selector in selectors:
