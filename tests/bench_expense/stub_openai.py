@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from habitus.bench.expense.vocab import LABEL_TO_SUBCATEGORY
+from stub_chat_api import chat_completion, chat_stub
 
 ROW = re.compile(r"^\s*\d+\.\s+(\d{4}-\d{2}-\d{2})\s+(.+?)\s+(\d+\.\d{2})\s*$", re.M)
 
@@ -61,39 +60,22 @@ class StubOpenAI:
     def __init__(self, ask_first: bool = False) -> None:
         self.ask_first = ask_first
         self.requests: list[dict[str, Any]] = []
+        self._serving: Any = None
+
+    def _respond(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        message = stub_policy(body["messages"], self.ask_first)
+        prompt = sum(len(json.dumps(m)) for m in body["messages"]) // 4
+        answer = chat_completion(message.get("content"), tool_calls=message.get("tool_calls"), model=body["model"],
+                                 prompt=prompt, completion=20, cached=prompt // 2,
+                                 id=f"chatcmpl-stub-{len(self.requests)}")
+        return 200, answer
 
     def __enter__(self) -> StubOpenAI:
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append(body)
-                message = stub_policy(body["messages"], stub.ask_first)
-                prompt = sum(len(json.dumps(m)) for m in body["messages"]) // 4
-                answer = {
-                    "id": f"chatcmpl-stub-{len(stub.requests)}", "object": "chat.completion", "model": body["model"],
-                    "choices": [{"index": 0, "message": message,
-                                 "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-                    "usage": {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20,
-                              "prompt_tokens_details": {"cached_tokens": prompt // 2}},
-                }
-                data = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self._serving = chat_stub(self._respond)
+        stub = self._serving.__enter__()
+        self.requests = stub.requests
+        self.base_url = f"{stub.url}/v1"
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._serving.__exit__(*exc)

@@ -3,45 +3,22 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from habitus.core.workflow import Place, Workflow, WorkflowStep
 from habitus.learn.annotate import acceptable_step, annotate_workflows, apply_annotation
 from habitus.llm.providers import get_provider
+from stub_chat_api import chat_completion, chat_stub
 
 
 @contextmanager
 def stub_openai(content: dict[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A stub OpenAI-compatible chat endpoint on 127.0.0.1 that answers `content` as JSON and records requests."""
-    requests: list[dict[str, Any]] = []
-    body = json.dumps({"id": "x", "model": "stub", "choices": [{"index": 0, "message": {
-        "role": "assistant", "content": json.dumps(content)}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-            requests.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0))))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
-    finally:
-        server.shutdown()
-        server.server_close()
+    answer = chat_completion(json.dumps(content), id="x", model="stub")
+    with chat_stub(lambda _body: (200, answer)) as stub:
+        yield f"{stub.url}/v1", stub.requests
 
 
 def _wf() -> Workflow:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from stub_chat_api import chat_completion
+
 
 @dataclass
 class Reply:
@@ -84,15 +86,8 @@ def stub_server(replies: list[Reply], default: Reply | None = None) -> Iterator[
 
 def openai_answer(text: str | None = "ok", *, tool_calls: list[dict[str, Any]] | None = None, model: str = "gpt-4o",
                   prompt: int = 10, cached: int = 0, completion: int = 5, **usage_extra: Any) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-stub", "object": "chat.completion", "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                  "prompt_tokens_details": {"cached_tokens": cached}, **usage_extra},
-    }
+    return chat_completion(text, tool_calls=tool_calls, model=model, prompt=prompt, completion=completion,
+                           cached=cached, **usage_extra)
 
 
 def anthropic_answer(blocks: list[dict[str, Any]], *, model: str = "claude-sonnet-4-5-20250929", input_tokens: int = 10,
