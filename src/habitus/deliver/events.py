@@ -14,7 +14,6 @@ for every event). `run_event` is what the entry point calls and what a demo can 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import subprocess
@@ -182,6 +181,8 @@ def trigger_matches(trigger: Any, events: list[tuple[str, str]]) -> bool:
 
 
 def pitfall_id(workflow_id: str, text: str) -> str:
+    import hashlib  # only here: the prompt-submit path never needs it
+
     return f"{workflow_id}:{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
 
 

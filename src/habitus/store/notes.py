@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import uuid
 from typing import Any
 
 from habitus.core.note import NOTE_KINDS, NOTE_STATES, RULE_STATES, Note, Rule
@@ -99,6 +98,8 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
         raise NoteError("a note needs some text")
     if kind not in NOTE_KINDS:
         raise NoteError(f"unknown note kind {kind!r} (one of {', '.join(NOTE_KINDS)})")
+    import uuid  # only when a note is written; the hook path reads notes
+
     ensure_notes_schema(conn)
     now = utc_now()
     note = Note(id="n-" + uuid.uuid4().hex[:10], text=text, kind=kind, subject=subject, source=source,
