@@ -122,7 +122,8 @@ def stress_hooks(repo: Path, db_path: Path, *, processes: int = 16, seconds: flo
     conn = sqlite3.connect(db_path)
     try:
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        logged_prompts = {r[0] for r in conn.execute("SELECT session_id FROM handovers WHERE session_id LIKE 'stress-%'")}
+        logged_prompts = {r[0] for r in conn.execute(
+            "SELECT session_id FROM handovers WHERE session_id LIKE 'stress-%'")}
         logged_tools = {r[0] for r in conn.execute(
             "SELECT session_id FROM hook_shown WHERE kind = 'pitfall' AND session_id LIKE 'stress-%'")}
         handover_rows = conn.execute("SELECT count(*) FROM handovers WHERE session_id LIKE 'stress-%'").fetchone()[0]
