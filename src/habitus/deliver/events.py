@@ -110,12 +110,10 @@ def _cwd(payload: dict[str, Any]) -> tuple[Path | None, str | None]:
 
 
 def not_a_repo_reason(cwd: Path) -> str:
-    """Why a folder has no repo subject: git missing, or not a git repository (with a commit)."""
-    import shutil
+    """The hook log line for a folder without a repo subject (git missing, or not a git repository)."""
+    from habitus.capture.subject import not_a_repo_message
 
-    if shutil.which("git") is None:
-        return "skipped: git is not installed (not found on PATH)"
-    return f"skipped: {cwd} is not in a git repository with a commit"
+    return f"skipped: {not_a_repo_message(cwd)}"
 
 
 def run_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
