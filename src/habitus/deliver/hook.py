@@ -6,7 +6,8 @@ work within a time budget (default 1.5 s; `--budget`, `HABITUS_HOOK_BUDGET_S` or
 nothing, and whenever it prints nothing for a reason (an error, a timeout, a missing or non-git
 `cwd`, git not installed) it appends one line to `$HABITUS_HOME/logs/hooks.log`.
 
-The budget is a hard wall, counted from the start of `main`, stdin included:
+The budget is a hard wall, counted from the start of the process (Linux; elsewhere from the start
+of `main`), interpreter start-up and stdin included:
 
 - stdin is read in chunks under the same clock (`select`), at most 16 MB;
 - the work runs in a forked child process (`habitus.deliver.hook_child`), while this process, which
@@ -76,6 +77,21 @@ def config_value(section: str, key: str) -> object | None:
         return table.get(key) if isinstance(table, dict) else None
     except Exception:  # noqa: BLE001 - a broken config must not break a hook
         return None
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux: /proc), so the budget also covers interpreter start-up.
+
+    0.0 where it cannot be known; never raises.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time, clock ticks after boot
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+        return age if 0.0 <= age < 60.0 else 0.0
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
 
 def _budget(value: str | None) -> float:
@@ -303,7 +319,7 @@ def _run_threaded(event: str, agent: str, raw: bytes, deadline: float, budget: f
 
 def main(argv: list[str] | None = None) -> int:
     """Run one hook event; returns 0 whatever happens (the caller exits with it)."""
-    start = time.monotonic()
+    start = time.monotonic() - process_age()  # the agent's clock started when it spawned us
     event, agent, budget_arg, ingest = "?", "claude", None, None
     try:
         event, agent, budget_arg, ingest = _parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -339,4 +355,4 @@ def _exit_now() -> None:
 
 if __name__ == "__main__":
     main()
-    sys.exit(0)
+    _exit_now()  # skip interpreter teardown: the answer is out, the log lines are closed
