@@ -227,7 +227,7 @@ def _read_frame(fd: int, deadline: float) -> bytes:
     return bytes(buf[8:need])
 
 
-def _run_forked(event: str, agent: str, raw: bytes, deadline: float) -> None:
+def _run_forked(event: str, agent: str, raw: bytes, deadline: float, budget: float) -> None:
     """Run the event in a child process; print its output when it answers before the deadline."""
     import signal
 
@@ -235,7 +235,13 @@ def _run_forked(event: str, agent: str, raw: bytes, deadline: float) -> None:
 
     answer_r, answer_w = os.pipe()  # child → parent: one length-prefixed JSON frame, then b"C" once committed
     ack_r, ack_w = os.pipe()        # parent → child: b"1" when the output was written, b"0" when not
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (EAGAIN under a process limit): the thread fallback
+        for fd in (answer_r, answer_w, ack_r, ack_w):
+            os.close(fd)
+        _run_threaded(event, agent, raw, deadline, budget)
+        return
     if pid == 0:  # the child: never returns
         os.close(answer_r)
         os.close(ack_w)
@@ -333,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             raw = read_stdin(deadline)
             if hasattr(os, "fork"):
-                _run_forked(event, agent, raw, deadline)
+                _run_forked(event, agent, raw, deadline, budget)
             else:
                 _run_threaded(event, agent, raw, deadline, budget)
         except HookTimeout as exc:
