@@ -203,25 +203,25 @@ def main() -> None:
         habitus = str(Path(sys.executable).with_name("habitus"))
         fast = [sys.executable, "-m", "habitus.recall"]
         time_runs([habitus, "recall"], TASKS, 3, repo)  # warm the page cache
-        # "logged": every show bumps counters, which invalidates the recall cache until it settles (2 s);
-        # "--no-log": memory unchanged between prompts, as in a session minutes apart (cache warm)
-        rows = [("habitus recall (CLI, logged)", [habitus, "recall"]),
-                ("python -m habitus.recall (logged)", fast),
-                ("habitus recall --no-log (CLI)", [habitus, "recall", "--no-log"]),
-                ("python -m habitus.recall --no-log", [*fast, "--no-log"])]
+        # "--count": every show bumps counters, which invalidates the recall cache until it settles (2 s);
+        # plain (not counted, the default by hand): memory unchanged between prompts (cache warm)
+        rows = [("habitus recall --count (CLI)", [habitus, "recall", "--count"]),
+                ("python -m habitus.recall --count", [*fast, "--count"]),
+                ("habitus recall (CLI)", [habitus, "recall"]),
+                ("python -m habitus.recall", fast)]
         print(f"load average before timing: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs "
               "(wall time grows with other load; CPU time much less)")
         print("child processes: " + ("bytecode as inherited (PYTHONDONTWRITEBYTECODE="
                                      f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})" if args.no_bytecode
                                      else "package byte-compiled first, bytecode enabled (as installed)"))
         for name, cmd in rows:
-            if "--no-log" in cmd:
+            if "--count" not in cmd:
                 time.sleep(2.5)  # let the last counted show settle so the cache is written once
             wall = time_runs(cmd, TASKS, args.runs, repo)
             print(summary(name, wall, CPU_MS))
         for task in TASKS:
-            wall = time_runs([habitus, "recall", "--no-log"], [task], max(5, args.runs // 6), repo)
-            print(summary(f"  CLI --no-log: {task[:22]}", wall, CPU_MS))
+            wall = time_runs([habitus, "recall"], [task], max(5, args.runs // 6), repo)
+            print(summary(f"  CLI: {task[:22]}", wall, CPU_MS))
         for name, new_session in (("hook prompt submit (new session)", True),
                                   ("hook prompt submit (same session)", False)):
             wall = time_hook(habitus, TASKS, args.runs, repo, new_session=new_session)

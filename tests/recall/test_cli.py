@@ -74,7 +74,31 @@ def test_bad_input_is_one_line_on_stderr_and_exit_1(repo: Path, args: list[str],
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_outside_a_git_repo_recall_hands_over_nothing(tmp_path: Path) -> None:
-    done = run(HABITUS, "recall", "Add a keyboard shortcut", "--cwd", str(tmp_path), "--json")
-    assert done.returncode == 0
-    assert json.loads(done.stdout)["selected"] == []
+@pytest.mark.parametrize("entry", [[HABITUS], [sys.executable, "-m", "habitus.recall"]])
+def test_outside_a_git_repo_recall_says_so_and_exits_1(tmp_path: Path, entry: list[str]) -> None:
+    done = run(*entry, "recall", "Add a keyboard shortcut", "--cwd", str(tmp_path), "--json") \
+        if entry == [HABITUS] else run(*entry, "Add a keyboard shortcut", "--cwd", str(tmp_path), "--json")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "is not in a git repository" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def _counters_and_log() -> tuple[int, int]:
+    from habitus.store.sqlite import connect
+
+    conn = connect()
+    shown = sum(r[0] for r in conn.execute("SELECT shown FROM workflows"))
+    logged = conn.execute("SELECT count(*) FROM handovers").fetchone()[0]
+    conn.close()
+    return shown, logged
+
+
+@pytest.mark.parametrize("entry", [[HABITUS, "recall"], [sys.executable, "-m", "habitus.recall"]])
+def test_recall_by_hand_moves_no_counter_unless_asked(repo: Path, entry: list[str]) -> None:
+    task = ["Add a keyboard shortcut Alt+E for export", "--cwd", str(repo), "--json"]
+    by_hand = run(*entry, *task)
+    assert json.loads(by_hand.stdout)["workflow_ids"]  # it did hand the workflow over
+    assert _counters_and_log() == (0, 0)  # a person looking is not an agent being shown
+    counted = run(*entry, *task, "--count")
+    assert counted.returncode == 0
+    assert _counters_and_log() == (1, 1)

@@ -46,3 +46,12 @@ def repo_subject(path: str | Path) -> str | None:
     return _subject_for_root(str(root)) if root else None
 
 
+
+
+def not_a_repo_message(path: str | Path) -> str:
+    """Why `path` has no subject, in one line: git is missing, or it is not in a git repository with a commit."""
+    import shutil
+
+    if shutil.which("git") is None:
+        return "git is not installed (not found on PATH)"
+    return f"{path} is not in a git repository with a commit"

@@ -180,7 +180,7 @@ def notes_list(all_: bool = typer.Option(False, "--all", help="Include archived 
 
     notes = list_notes(_conn(), subject=_subject(), states=NOTE_STATES if all_ else ("active",), kind=kind)
     emit([n.to_dict() for n in notes], as_json, lambda _d: [_note_line(n) for n in notes] or
-         _say("no notes", highlight=False))
+         _say("no notes"))
 
 
 @notes_app.command("archive")

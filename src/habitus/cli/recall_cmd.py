@@ -24,10 +24,16 @@ def _read_task(task: str) -> str:
 
 def _run(task: str, cwd: Path, agent: str, budget: int | None, selector: str, session_id: str | None,
          log: bool) -> dict[str, Any]:
-    from habitus.recall.api import recall
+    """The hand-over as a dict; RecallError outside a git repository (there is no memory to hand over)."""
+    from habitus.recall.api import RecallError, recall
 
-    return recall(_read_task(task), cwd=cwd, agent=agent, budget=budget, selector=selector, session_id=session_id,
-                  log=log).to_dict()
+    result = recall(_read_task(task), cwd=cwd, agent=agent, budget=budget, selector=selector, session_id=session_id,
+                    log=log)
+    if result.subject is None:
+        from habitus.capture.subject import not_a_repo_message
+
+        raise RecallError(f"--cwd {not_a_repo_message(result.cwd or cwd)}; recall hands over a repo's memory")
+    return result.to_dict()
 
 
 def _print_text(data: dict[str, Any]) -> None:
@@ -52,7 +58,9 @@ def register(app: typer.Typer) -> None:
         selector: str = typer.Option("habitus", "--selector",
                                      help="habitus | cues | bm25 | embedding | none (for comparisons)."),
         session_id: str | None = typer.Option(None, "--session", help="Agent session id, logged for feedback."),
-        no_log: bool = typer.Option(False, "--no-log", help="Do not count shows or log the hand-over."),
+        count: bool = typer.Option(False, "--count", help="Count this as a hand-over an agent was shown (moves the "
+                                   "shown/stale counters and logs it); by hand it is not counted."),
+        no_log: bool = typer.Option(False, "--no-log", hidden=True, help="Accepted for compatibility (the default)."),
         as_json: bool = JsonOption,
     ) -> None:
         """Hand a task the workflows it needs, checked against today's code."""
@@ -60,7 +68,7 @@ def register(app: typer.Typer) -> None:
         from habitus.store.sqlite import StoreError
 
         try:
-            data = _run(task, cwd, agent, budget, selector, session_id, not no_log)
+            data = _run(task, cwd, agent, budget, selector, session_id, count and not no_log)
         except (RecallError, StoreError) as exc:
             fail(str(exc))
         emit(data, as_json, render=_print_text)
@@ -77,7 +85,8 @@ def run_fast(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=None)
     parser.add_argument("--selector", default="habitus")
     parser.add_argument("--session", default=None)
-    parser.add_argument("--no-log", action="store_true")
+    parser.add_argument("--count", action="store_true")
+    parser.add_argument("--no-log", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     from habitus.recall.api import RecallError
@@ -85,7 +94,7 @@ def run_fast(argv: list[str] | None = None) -> int:
 
     try:
         data = _run(args.task, Path(args.cwd), args.agent, args.budget, args.selector, args.session,
-                    not args.no_log)
+                    args.count and not args.no_log)
     except (RecallError, StoreError) as exc:
         sys.stderr.write(f"habitus: error: {str(exc).splitlines()[0]}\n")
         return 1

@@ -60,7 +60,9 @@ def _render_show(trace: dict[str, Any]) -> None:
 
 
 def _render_stats(data: dict[str, Any]) -> None:
-    items = data.get("traces") or [data]
+    items = data.get("traces", [data])
+    if not items:
+        stdout.print("no traces (ingest some first: `habitus ingest`)", highlight=False)
     for s in items:
         t = s["tokens"]
         stdout.print(f"[bold]{s['id']}[/bold] ({s['agent']}, {s['outcome']})", highlight=False)

@@ -18,6 +18,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,48 @@ def _connect(conn: sqlite3.Connection | None) -> tuple[sqlite3.Connection, bool]
     return c, True
 
 
+@dataclass
+class Prepared:
+    """What a hook event would print, with its store writes held open until the output is written.
+
+    The hand-over log, the show counters and the per-session "shown" marks are written in one
+    transaction that `commit()` ends once the output has reached the agent (the entry point calls it
+    after writing stdout) and `discard()` rolls back when it did not (timeout, closed pipe), so a
+    hand-over is logged as shown exactly when it was printed. `skipped` says why nothing was printed
+    (not a git repository, missing cwd, ...), for the hook log.
+    """
+
+    output: dict[str, Any] | None = None
+    skipped: str | None = None
+    conn: sqlite3.Connection | None = None
+    owned: bool = False
+    began: bool = False
+
+    def begin(self) -> None:
+        """Open the write transaction (unless the caller's connection is already in one)."""
+        if self.conn is not None and not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.began = True
+
+    def _end(self, statement: str) -> None:
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        try:
+            if self.began and conn.in_transaction:
+                conn.execute(statement)
+        finally:
+            if self.owned:
+                conn.close()
+
+    def commit(self) -> dict[str, Any] | None:
+        self._end("COMMIT")
+        return self.output
+
+    def discard(self) -> None:
+        self._end("ROLLBACK")
+
+
 def _output(event_name: str, text: str, agent: str) -> dict[str, Any] | None:
     text = text.strip()
     if not text:
@@ -52,25 +95,43 @@ def _output(event_name: str, text: str, agent: str) -> dict[str, Any] | None:
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
 
 
-def _cwd(payload: dict[str, Any]) -> Path | None:
+def _cwd(payload: dict[str, Any]) -> tuple[Path | None, str | None]:
+    """(the payload's working folder, None) or (None, why it cannot be used)."""
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
-        return None
+        return None, "skipped: the payload has no cwd"
     path = Path(cwd)
-    return path if path.is_dir() else None
+    try:
+        if path.is_dir():
+            return path, None
+    except (OSError, ValueError):  # a NUL byte or an unreadable parent
+        pass
+    return None, f"skipped: cwd {cwd[:200]!r} is not a folder"
+
+
+def not_a_repo_reason(cwd: Path) -> str:
+    """The hook log line for a folder without a repo subject (git missing, or not a git repository)."""
+    from habitus.capture.subject import not_a_repo_message
+
+    return f"skipped: {not_a_repo_message(cwd)}"
 
 
 def run_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
               conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
-    """The JSON document a hook prints for `event` and `payload`, or None for no output."""
+    """The JSON document a hook prints for `event` and `payload`, or None for no output (writes committed)."""
+    return prepare_event(event, payload, agent=agent, conn=conn).commit()
+
+
+def prepare_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
+                  conn: sqlite3.Connection | None = None) -> Prepared:
+    """What `event` would print, with its store writes pending until `commit()` (see `Prepared`)."""
     key = event.replace("_", "").lower()
     if key in PROMPT_EVENTS:
-        return prompt_submit(payload, agent=agent, conn=conn)
+        return _prepare_prompt(payload, agent=agent, conn=conn)
     if key in TOOL_EVENTS:
-        return after_tool(payload, agent=agent, conn=conn)
+        return _prepare_tool(payload, agent=agent, conn=conn)
     if key in END_EVENTS:
-        session_end(payload, agent=agent)
-        return None
+        return Prepared(skipped=session_end(payload, agent=agent))
     raise ValueError(f"unknown hook event {event!r}")
 
 
@@ -80,41 +141,53 @@ def run_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
 def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
                   conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
     """Hand-over for this prompt: first prompt of a session, or a prompt that picks new workflows."""
-    cwd = _cwd(payload)
+    return _prepare_prompt(payload, agent=agent, conn=conn).commit()
+
+
+def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connection | None) -> Prepared:
+    cwd, why = _cwd(payload)
+    if cwd is None:
+        return Prepared(skipped=why)
     prompt = payload.get("prompt")
-    if cwd is None or not isinstance(prompt, str) or not prompt.strip():
-        return None
+    if not isinstance(prompt, str) or not prompt.strip():
+        return Prepared(skipped="skipped: the payload has no prompt")
     session = str(payload.get("session_id") or "")
     prompt = prompt[:MAX_PROMPT_CHARS]
-    try:
-        from habitus.recall.api import recall, record_handover
-    except ImportError:
-        return None
+    from habitus.recall.api import recall, record_handover
+
     db, owned = _connect(conn)
+    prepared = Prepared(conn=db, owned=owned)
     try:
-        from habitus.store.notes import mark_shown, shown_in_session
+        from habitus.store.memory import ensure_memory_schema
+        from habitus.store.notes import ensure_notes_schema, mark_shown, shown_in_session
 
         first = not session or not shown_in_session(db, session, "prompt")
         seen = shown_in_session(db, session, "workflow") if session else set()
         # whether to show is known only after selection: recall once without logging, then count and log
         # the same result (`record_handover`) when it is shown
         result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
+        if result.subject is None:
+            prepared.skipped = not_a_repo_reason(cwd)
         data = result.to_dict()
         ids = [str(i) for i in data.get("workflow_ids") or []]
         new_ids = [i for i in ids if i not in seen]
         show = bool(data.get("text")) and (first or bool(new_ids))
+        if show or (session and first):
+            ensure_memory_schema(db)
+            ensure_notes_schema(db)
+            prepared.begin()
         if show:
             record_handover(db, result, session_id=session or None)
-        if session:
+        if session and first:
             mark_shown(db, session, "prompt", ["first"])
-            if show:
-                mark_shown(db, session, "workflow", ids)
-        if not show:
-            return None
-        return _output("UserPromptSubmit", str(data["text"]), agent)
-    finally:
-        if owned:
-            db.close()
+        if session and show:
+            mark_shown(db, session, "workflow", ids)
+        if show:
+            prepared.output = _output("UserPromptSubmit", str(data["text"]), agent)
+        return prepared
+    except BaseException:
+        prepared.discard()
+        raise
 
 
 # --- after a tool call ------------------------------------------------------------------------------------
@@ -189,19 +262,24 @@ def pitfall_id(workflow_id: str, text: str) -> str:
 def after_tool(payload: dict[str, Any], *, agent: str = "claude",
                conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
     """A warning for each pitfall whose trigger this call matches, shown once per session."""
-    cwd = _cwd(payload)
+    return _prepare_tool(payload, agent=agent, conn=conn).commit()
+
+
+def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connection | None) -> Prepared:
+    cwd, why = _cwd(payload)
     if cwd is None:
-        return None
+        return Prepared(skipped=why)
     events = tool_events(payload)
     if not events:
-        return None
+        return Prepared()
     from habitus.capture.subject import repo_subject
 
     subject = repo_subject(cwd)
     if subject is None:
-        return None
+        return Prepared(skipped=not_a_repo_reason(cwd))
     session = str(payload.get("session_id") or "")
     db, owned = _connect(conn)
+    prepared = Prepared(conn=db, owned=owned)
     try:
         from habitus.deliver.candidates import instruction_like
         from habitus.store.memory import load_workflows
@@ -217,32 +295,42 @@ def after_tool(payload: dict[str, Any], *, agent: str = "claude",
                 if instruction_like(pit.text) is None:  # instruction-like memory text is never injected
                     hits.append((pid, wf.name, pit.text))
         if not hits:
-            return None
+            return prepared
         if session:
+            prepared.begin()
             mark_shown(db, session, "pitfall", [h[0] for h in hits])
         lines = ["habitus pitfall warning (this went wrong in past runs of this repo):"]
         lines += [f"- {text} (workflow: {name})" for _pid, name, text in hits[:5]]
-        return _output("PostToolUse", "\n".join(lines), agent)
-    finally:
-        if owned:
-            db.close()
+        prepared.output = _output("PostToolUse", "\n".join(lines), agent)
+        return prepared
+    except BaseException:
+        prepared.discard()
+        raise
 
 
 # --- session end ------------------------------------------------------------------------------------------
 
 
-def session_end(payload: dict[str, Any], *, agent: str = "claude") -> None:
-    """Start the incremental ingest of the transcript in a detached process (inline with HABITUS_HOOK_INLINE=1)."""
+def session_end(payload: dict[str, Any], *, agent: str = "claude") -> str | None:
+    """Start the incremental ingest of the transcript in a detached process (inline with HABITUS_HOOK_INLINE=1).
+
+    Returns why nothing was started (no transcript), or None.
+    """
     path = payload.get("transcript_path")
-    if not isinstance(path, str) or not path or not Path(path).expanduser().is_file():
-        return
-    path = str(Path(path).expanduser())
+    try:
+        usable = isinstance(path, str) and bool(path) and Path(path).expanduser().is_file()
+    except (OSError, ValueError):
+        usable = False
+    if not usable:
+        return f"skipped: no transcript file at {str(path)[:200]!r}"
+    path = str(Path(str(path)).expanduser())
     if os.environ.get("HABITUS_HOOK_INLINE") == "1":
         ingest_transcript(path, agent)
-        return
+        return None
     subprocess.Popen([sys.executable, "-m", "habitus.deliver.hook", "--ingest", path, "--agent", agent],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True)
+    return None
 
 
 def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None:

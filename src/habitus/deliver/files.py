@@ -1,7 +1,13 @@
-"""Safe writes to files outside our home (agent settings, AGENTS.md): atomic replace, one-time backups.
+"""Safe reads and writes of files outside our home (agent settings, AGENTS.md): nothing a user has is damaged.
 
-Every write goes to a temporary file in the same folder and replaces the target with `os.replace`,
-so a crash leaves either the old or the new file, never half of one; the file mode is kept.
+- Every write goes to a temporary file beside the real file and replaces it with `os.replace`, so a
+  crash leaves either the old or the new file, never half of one; the file mode is kept.
+- A symlink (`CLAUDE.md -> AGENTS.md`, a settings.json kept in a dotfiles repo) is written
+  through: the file it points to changes, the link stays a link. A link to a missing file is refused.
+- A read-only file, a read-only folder, a folder where a file is expected, text that is not UTF-8 and
+  JSON nested too deeply are refused with one line (`ConfigFileError`), and nothing is written.
+- Line endings are kept: a CRLF file stays CRLF (`newline_of`, `with_newlines`).
+- The first change backs the file up once (`<file>.before-habitus`); uninstall compares against it.
 """
 
 from __future__ import annotations
@@ -9,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,11 +29,53 @@ class ConfigFileError(ValueError):
     """A file we were asked to change is unreadable or malformed; it was left untouched."""
 
 
+def real_path(path: Path) -> Path:
+    """The file a path stands for: symlinks followed (written through); a dangling link is refused."""
+    if not path.is_symlink():
+        return path
+    target = path.resolve()
+    if not target.exists():
+        raise ConfigFileError(f"{path} is a symlink to a missing file ({target}); it was not changed")
+    return target
+
+
+def _read_only(mode: int) -> bool:
+    return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def check_writable(path: Path) -> Path:
+    """The real file to write for `path`, or ConfigFileError saying why it must not be written."""
+    target = real_path(path)
+    if target.is_dir():
+        raise ConfigFileError(f"{path} is a folder, not a file; nothing was changed")
+    if target.exists():
+        if not target.is_file():
+            raise ConfigFileError(f"{path} is not a regular file; nothing was changed")
+        if _read_only(target.stat().st_mode) or not os.access(target, os.W_OK):
+            raise ConfigFileError(f"{path} is read-only; it was not changed (make it writable to let habitus "
+                                  "change it)")
+    folder = _existing_parent(target)
+    if folder is not None and (_read_only(folder.stat().st_mode) or not os.access(folder, os.W_OK | os.X_OK)):
+        raise ConfigFileError(f"the folder {folder} is read-only; {path} was not changed")
+    return target
+
+
+def _existing_parent(path: Path) -> Path | None:
+    for parent in path.parents:
+        if parent.exists():
+            return parent if parent.is_dir() else None
+    return None
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically (temp file in the same folder + os.replace), keeping the mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write `data` to `path` (through a symlink) atomically, keeping the mode; ConfigFileError when refused."""
+    target = check_writable(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = target.stat().st_mode & 0o7777 if target.exists() else None
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise ConfigFileError(f"cannot write {path}: {exc.strerror or exc}; it was not changed") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -33,10 +83,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
+        os.replace(tmp, target)
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise ConfigFileError(f"cannot write {path}: {exc.strerror or exc}; it was not changed") from exc
         raise
 
 
@@ -44,18 +96,70 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def remove_file(path: Path) -> None:
+    """Delete a file habitus created (uninstall when nothing else was left in it)."""
+    check_writable(path)
+    try:
+        path.unlink()
+    except OSError as exc:
+        raise ConfigFileError(f"cannot remove {path}: {exc.strerror or exc}") from exc
+
+
 def backup_path(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
 
 
 def backup_once(path: Path) -> Path | None:
-    """Copy `path` to `<path>.before-habitus` unless that backup exists already; returns the backup path."""
+    """Copy `path`'s content to `<path>.before-habitus` unless that backup exists already; returns the backup path."""
     if not path.exists():
         return None
     dest = backup_path(path)
     if not dest.exists():
-        shutil.copy2(path, dest)
+        try:
+            shutil.copy2(path, dest)  # follows a symlink: the backup holds the content
+        except OSError as exc:
+            raise ConfigFileError(f"cannot back up {path} to {dest}: {exc.strerror or exc}; nothing was changed") \
+                from exc
     return dest
+
+
+def read_text_file(path: Path) -> str | None:
+    """The file's text exactly as stored (no newline translation), or None when it does not exist."""
+    raw = read_bytes(path)
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigFileError(f"{path} is not UTF-8 text (byte {exc.start}); it was not changed") from exc
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when it does not exist; ConfigFileError for a folder or an unreadable file."""
+    if path.is_symlink() and not path.exists():
+        raise ConfigFileError(f"{path} is a symlink to a missing file; it was not changed")
+    if not path.exists():
+        return None
+    if path.is_dir():
+        raise ConfigFileError(f"{path} is a folder, not a file; nothing was changed")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigFileError(f"cannot read {path}: {exc.strerror or exc}; it was not changed") from exc
+
+
+def newline_of(text: str | bytes | None) -> str:
+    """The file's line ending: CRLF when its lines end so, else LF."""
+    if text is None:
+        return "\n"
+    crlf = text.count("\r\n" if isinstance(text, str) else b"\r\n")
+    lf = text.count("\n" if isinstance(text, str) else b"\n")
+    return "\r\n" if crlf and crlf * 2 >= lf else "\n"
+
+
+def with_newlines(text: str, newline: str) -> str:
+    """`text` (LF line endings) with `newline` line endings."""
+    return text if newline == "\n" else re.sub(r"\r?\n", newline, text)
 
 
 def read_json_object(path: Path) -> tuple[bytes | None, dict[str, Any] | None]:
@@ -63,23 +167,36 @@ def read_json_object(path: Path) -> tuple[bytes | None, dict[str, Any] | None]:
 
     Raises ConfigFileError (and changes nothing) when the file is not a JSON object.
     """
-    if not path.exists():
+    raw = read_bytes(path)
+    if raw is None:
         return None, None
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if not raw.strip():
         return raw, {}
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise ConfigFileError(f"{path} is not valid JSON{where}; it was not changed — fix it and retry") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigFileError(f"{path} is not UTF-8 text (byte {exc.start}); it was not changed") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigFileError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}); it was not "
+                              "changed — fix it and retry") from exc
+    except RecursionError as exc:
+        raise ConfigFileError(f"{path} is nested too deeply to be a settings file; it was not changed") from exc
     if not isinstance(data, dict):
         raise ConfigFileError(f"{path} does not hold a JSON object; it was not changed")
     return raw, data
 
 
-def dump_json(data: dict[str, Any]) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def _indent_of(raw: bytes | None) -> str | int:
+    """The indentation unit of an existing JSON file (a tab or N spaces); 2 spaces by default."""
+    if raw:
+        m = re.search(rb"\n([ \t]+)\S", raw)
+        if m:
+            unit = m.group(1).decode()
+            return "\t" if unit.startswith("\t") else len(unit)
+    return 2
+
+
+def dump_json(data: dict[str, Any], like: bytes | None = None) -> bytes:
+    """JSON text for a settings file, in the indentation and line endings of `like` (the file's bytes now)."""
+    text = json.dumps(data, indent=_indent_of(like), ensure_ascii=False) + "\n"
+    return with_newlines(text, newline_of(like)).encode("utf-8")

@@ -25,8 +25,10 @@ from habitus.deliver.files import (
     atomic_write_bytes,
     backup_once,
     backup_path,
+    check_writable,
     dump_json,
     read_json_object,
+    remove_file,
 )
 
 AGENTS = ("claude", "codex")
@@ -65,9 +67,14 @@ def _check(agent: str, scope: str) -> None:
 
 
 def _project_root(cwd: Path) -> Path:
+    """The git work tree holding `cwd`; project and local scopes write only into a repository."""
     from habitus.capture.subject import repo_root
 
-    return repo_root(cwd) or cwd
+    root = repo_root(cwd)
+    if root is None:
+        raise ConfigFileError(f"{cwd} is not inside a git repository; project and local scopes write into a "
+                              "repo — run this inside one, or use --scope user")
+    return root
 
 
 def settings_path(agent: str, scope: str = "user", cwd: Path | None = None) -> Path:
@@ -165,7 +172,8 @@ def install_hooks(agent: str, path: Path, *, dry_run: bool = False, python: str 
                      "(older Codex versions also need `[features] codex_hooks = true` in config.toml).")
     if data is not None and new == current:
         return HookChange(agent, str(path), "unchanged", notes=notes)
-    new_bytes = dump_json(new)
+    check_writable(path)
+    new_bytes = dump_json(new, raw)
     change = HookChange(agent, str(path), "would-install" if dry_run else "installed",
                         diff=_diff(path, raw, new_bytes), notes=notes)
     if dry_run:
@@ -184,6 +192,7 @@ def uninstall_hooks(agent: str, path: Path, *, dry_run: bool = False) -> HookCha
     stripped = strip_ours(data, path)
     if stripped == data:
         return HookChange(agent, str(path), "not-installed")
+    check_writable(path)
     backup = backup_path(path)
     new_bytes: bytes | None
     if backup.exists():
@@ -192,16 +201,16 @@ def uninstall_hooks(agent: str, path: Path, *, dry_run: bool = False) -> HookCha
         except ConfigFileError:
             original = None
         same = original is not None and _normal(original) == _normal(stripped)
-        new_bytes = backup.read_bytes() if same else dump_json(stripped)
+        new_bytes = backup.read_bytes() if same else dump_json(stripped, raw)
     else:
         # the file did not exist before habitus: remove it when only our (now empty) table is left
-        new_bytes = None if stripped in ({}, {"hooks": {}}) else dump_json(stripped)
+        new_bytes = None if stripped in ({}, {"hooks": {}}) else dump_json(stripped, raw)
     change = HookChange(agent, str(path), "would-uninstall" if dry_run else "uninstalled",
                         diff=_diff(path, raw, new_bytes))
     if dry_run:
         return change
     if new_bytes is None:
-        path.unlink()
+        remove_file(path)
     else:
         atomic_write_bytes(path, new_bytes)
     return change

@@ -62,6 +62,10 @@ def search_items(query: str, *, cwd: Path, kind: str | None = None, scope: str |
     from habitus.capture.subject import repo_subject
     from habitus.store.notes import search_notes
 
+    if kind not in (None, "", "workflow", *NOTE_KINDS):
+        raise ValueError(f"unknown kind {kind!r} (one of {', '.join((*NOTE_KINDS, 'workflow'))})")
+    if scope not in (None, "", "repo", "global", "all"):
+        raise ValueError(f"unknown scope {scope!r} (repo, global or all)")
     subject = repo_subject(cwd)
     limit = max(1, min(int(limit), 50))
     with _store() as conn:
@@ -103,10 +107,15 @@ def rules_for(cwd: Path) -> dict[str, Any]:
     """The always-on rules in this repo's AGENTS.md / CLAUDE.md block, with the evidence that admitted them."""
     from habitus.capture.subject import repo_root
     from habitus.core.note import content_hash
+    from habitus.deliver.files import ConfigFileError, read_text_file
     from habitus.deliver.rules_block import BlockError, parse_rules
     from habitus.store.notes import list_rule_states
 
-    root = repo_root(cwd) or cwd
+    root = repo_root(cwd)
+    if root is None:
+        from habitus.capture.subject import not_a_repo_message
+
+        raise ValueError(f"{not_a_repo_message(cwd)}, so it has no rules block")
     out: dict[str, Any] = {"files": []}
     with _store() as conn:
         for name in ("AGENTS.md", "CLAUDE.md"):
@@ -115,8 +124,8 @@ def rules_for(cwd: Path) -> dict[str, Any]:
                 continue
             states = {r.hash: r for r in list_rule_states(conn, str(path.resolve()))}
             try:
-                parsed = parse_rules(path.read_text(encoding="utf-8"))
-            except BlockError as exc:
+                parsed = parse_rules(read_text_file(path) or "")
+            except (BlockError, ConfigFileError) as exc:
                 out["files"].append({"path": str(path), "error": str(exc), "rules": []})
                 continue
             rules = []
@@ -131,12 +140,11 @@ def rules_for(cwd: Path) -> dict[str, Any]:
 
 def build_server(cwd: Path | None = None) -> Any:
     """The MCPServer with habitus tools, bound to the repo at `cwd` (default: the working directory)."""
-    from mcp.server.mcpserver import MCPServer
-
     from habitus import __version__
+    from habitus.deliver.mcp_errors import server_class
 
     base = (cwd or Path.cwd()).resolve()
-    server = MCPServer("habitus", version=__version__, log_level="WARNING", instructions=(
+    server = server_class()("habitus", version=__version__, log_level="WARNING", instructions=(
         "habitus remembers what earlier agent runs in this repo learned. Search returns ids; fetch bodies with "
         "get(id) only when needed. Record decisions and gotchas with note(); tell habitus when an item helped "
         "or misled with feedback()."))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-import shutil
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ from typing import Any
 from habitus.core.note import Rule, content_hash
 from habitus.core.subject import subject_root_commit
 from habitus.deliver.candidates import Candidate, collect, instruction_like, similar, terms
-from habitus.deliver.files import atomic_write_text, backup_once
+from habitus.deliver.files import atomic_write_text, backup_once, check_writable, read_text_file
 from habitus.deliver.rules_block import Budget, block_size, parse_rules, replace_block
 from habitus.store.notes import list_rule_states, set_rule_state
 
@@ -222,12 +221,9 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
             stale_after_sessions: int = 20) -> Proposal:
     """Proposals for the target's rules block (reads the store; records rules a person deleted as rejected)."""
     budget = budget or Budget()
-    text = target.read_text(encoding="utf-8") if target.exists() else ""
-    if subject is None and candidates is None:
-        from habitus.capture.subject import repo_subject
-
-        subject = repo_subject(target.parent if target.parent.exists() else Path.cwd())
+    text = read_text_file(target) or ""
     if candidates is None:
+        subject = target_subject(target, subject)
         candidates = collect(conn, subject, refine_manifest=refine_manifest)
     key = _target_key(target)
     states = {r.hash: r for r in list_rule_states(conn, key)}
@@ -285,6 +281,27 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
                                                  proposal.new_text.splitlines(keepends=True),
                                                  fromfile=f"{target} (now)", tofile=f"{target} (proposed)"))
     return proposal
+
+
+def target_subject(target: Path, subject: str | None = None) -> str:
+    """The subject of the repo holding `target`, which must be `subject` when one is given.
+
+    A rule is only ever written into the repo whose sessions back it: a target outside a git
+    repository, or in another repo than the evidence's, is refused (PromoteError).
+    """
+    from habitus.capture.subject import repo_subject
+
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    here = repo_subject(folder)
+    if here is None:
+        raise PromoteError(f"{folder} is not inside a git repository with a commit; promote writes rules only into "
+                           "the repo whose sessions back them — run it inside that repo")
+    if subject is not None and subject_root_commit(subject) != subject_root_commit(here):
+        raise PromoteError(f"{target} is in another repository than the evidence ({subject_root_commit(subject)[:12]}"
+                           "); it was not changed")
+    return subject or here
 
 
 def recent_sessions(conn: sqlite3.Connection, subject: str | None, k: int) -> set[str]:
@@ -347,9 +364,11 @@ def _fill(proposal: Proposal, admitted: list[tuple[float, Rule, list[Candidate]]
 def apply(conn: sqlite3.Connection, proposal: Proposal) -> dict[str, Any]:
     """Write the proposed block atomically (backup first) and record promoted / retired / quarantined state."""
     target = proposal.target
-    now_text = target.read_text(encoding="utf-8") if target.exists() else ""
+    now_text = read_text_file(target) or ""
     if _sha(now_text) != proposal.base_sha:
         raise PromoteError(f"{target} changed since the proposal was made; run `habitus promote` again")
+    if proposal.changes:
+        check_writable(target)  # refuse (read-only file or folder, a folder named AGENTS.md) before any write
     key = _target_key(target)
     backup = None
     for c in proposal.quarantined:
@@ -358,7 +377,7 @@ def apply(conn: sqlite3.Connection, proposal: Proposal) -> dict[str, Any]:
         if target.exists():
             backup_once(target)
             backup = target.with_name(target.name + ".habitus-backup")
-            shutil.copy2(target, backup)
+            atomic_write_text(backup, now_text)
         atomic_write_text(target, proposal.new_text)
         date = datetime.now(UTC).isoformat(timespec="seconds")
         for add in proposal.additions:

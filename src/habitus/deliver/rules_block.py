@@ -1,9 +1,11 @@
 """The managed always-on block in AGENTS.md / CLAUDE.md: find, parse, render and replace it.
 
-The block sits between `<!-- habitus:rules:begin -->` and `<!-- habitus:rules:end -->`; text outside
-the markers is never changed (a file without a block gets one appended). A rule is a bullet
-(`- ...`) with up to two continuation lines indented by two spaces; any other non-blank line in the
-block is kept as a rule of its own (someone wrote it by hand). The budget (default 15 lines and
+The block sits between `<!-- habitus:rules:begin -->` and `<!-- habitus:rules:end -->`, each on a
+line of its own and outside fenced code (a marker quoted in inline code or a fence is not the
+block); text outside the markers is never changed (a file without a block gets one appended, in
+the file's line endings). A rule is a bullet (`- ...`) with up to two continuation lines indented
+by two spaces; anything else in the block (a fenced code block, a paragraph line) was written by
+hand and is kept as one `Verbatim` unit, written back exactly as it was. The budget (default 15 lines and
 1,500 characters, counted over the lines between the markers) does not grow with memory size.
 """
 
@@ -31,43 +33,88 @@ class Budget:
         return lines <= self.max_lines and chars <= self.max_chars
 
 
+class Verbatim(list[str]):
+    """Hand-written lines inside the block that are not a bullet rule (a fenced code block, a paragraph line):
+    kept as one unit and written back exactly as they were."""
+
+
+_FENCE = ("```", "~~~")
+
+
+def _marker_lines(text: str) -> tuple[list[int], list[int]]:
+    """Offsets of begin and end markers that stand on a line of their own outside fenced code.
+
+    A marker quoted in inline code (`…`) or inside a ``` / ~~~ fence is text about the block, not the block.
+    """
+    begins: list[int] = []
+    ends: list[int] = []
+    fence: str | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+        elif stripped.startswith(_FENCE):
+            fence = stripped[:3]
+        elif stripped == BEGIN:
+            begins.append(offset + line.index(BEGIN))
+        elif stripped == END:
+            ends.append(offset + line.index(END))
+        offset += len(line)
+    return begins, ends
+
+
 def find_block(text: str) -> tuple[int, int] | None:
     """(start of the begin marker, end of the end marker) or None when the file has no block."""
-    begins, ends = text.count(BEGIN), text.count(END)
-    if begins == 0 and ends == 0:
+    begins, ends = _marker_lines(text)
+    if not begins and not ends:
         return None
-    if begins != 1 or ends != 1:
-        raise BlockError(f"expected one {BEGIN} and one {END}, found {begins} and {ends}")
-    start, end = text.index(BEGIN), text.index(END)
+    if len(begins) != 1 or len(ends) != 1:
+        raise BlockError(f"expected one {BEGIN} and one {END} on lines of their own, found {len(begins)} and "
+                         f"{len(ends)}")
+    start, end = begins[0], ends[0]
     if end < start:
         raise BlockError(f"{END} comes before {BEGIN}")
     return start, end + len(END)
 
 
 def parse_rules(text: str) -> list[list[str]]:
-    """The rules in the block, each as its lines without bullet or indent."""
+    """The rules in the block, each as its lines without bullet or indent; other content as `Verbatim` units."""
     span = find_block(text)
     if span is None:
         return []
     inner = text[span[0] + len(BEGIN): span[1] - len(END)]
     rules: list[list[str]] = []
+    fence: str | None = None
     for raw in inner.splitlines():
         line = raw.rstrip()
+        if fence is not None:  # inside a hand-written fenced block: every line as it is
+            rules[-1].append(raw)
+            if line.strip().startswith(fence):
+                fence = None
+            continue
         if not line.strip():
             continue
-        if line.startswith(("- ", "* ")):
+        if line.lstrip().startswith(_FENCE):
+            fence = line.lstrip()[:3]
+            rules.append(Verbatim([raw]))
+        elif line.startswith(("- ", "* ")):
             rules.append([line[2:].strip()])
         elif line.startswith(("  ", "\t")) and rules:
-            rules[-1].append(line.strip())
+            rules[-1].append(raw if isinstance(rules[-1], Verbatim) else line.strip())
         else:
-            rules.append([line.strip()])
+            rules.append(Verbatim([raw]))
     return rules
 
 
 def render_lines(rules: list[list[str]]) -> list[str]:
     out = []
     for rule in rules:
-        out += [("- " if i == 0 else "  ") + line for i, line in enumerate(rule)]
+        if isinstance(rule, Verbatim):
+            out += list(rule)
+        else:
+            out += [("- " if i == 0 else "  ") + line for i, line in enumerate(rule)]
     return out
 
 
@@ -77,17 +124,22 @@ def block_size(rules: list[list[str]]) -> tuple[int, int]:
     return len(lines), sum(len(line) + 1 for line in lines)
 
 
-def render_block(rules: list[list[str]]) -> str:
-    return "\n".join([BEGIN, *render_lines(rules), END])
+def render_block(rules: list[list[str]], newline: str = "\n") -> str:
+    return newline.join([BEGIN, *render_lines(rules), END])
 
 
 def replace_block(text: str, rules: list[list[str]]) -> str:
-    """The file text with the block holding `rules`; every character outside the markers is kept."""
-    block = render_block(rules)
+    """The file text with the block holding `rules`; every character outside the markers is kept.
+
+    The block uses the file's line endings (CRLF stays CRLF)."""
+    from habitus.deliver.files import newline_of
+
+    nl = newline_of(text)
+    block = render_block(rules, nl)
     span = find_block(text)
     if span is not None:
         return text[: span[0]] + block + text[span[1]:]
     if not text:
-        return block + "\n"
-    sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-    return text + sep + block + "\n"
+        return block + nl
+    sep = "" if text.endswith(nl * 2) else (nl if text.endswith(nl) else nl * 2)
+    return text + sep + block + nl

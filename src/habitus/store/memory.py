@@ -230,7 +230,11 @@ def bump_counters(conn: sqlite3.Connection, workflow_id: str, *, shown: int = 0,
     Returns the new counters, or None when the workflow does not exist (it may have been relearned).
     """
     ensure_memory_schema(conn)
-    conn.execute("BEGIN IMMEDIATE")
+    # inside a caller's transaction (the hook logs a hand-over in one transaction) a savepoint nests
+    nested = conn.in_transaction
+    begin, commit, rollback = (("SAVEPOINT bump_counters", "RELEASE bump_counters",
+                                "ROLLBACK TO bump_counters") if nested else ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"))
+    conn.execute(begin)
     try:
         conn.execute("UPDATE workflows SET shown = shown + ?, helped = helped + ?, misled = misled + ?,"
                      " stale = stale + ?, updated = ? WHERE id = ?",
@@ -238,16 +242,18 @@ def bump_counters(conn: sqlite3.Connection, workflow_id: str, *, shown: int = 0,
         row = conn.execute("SELECT status, shown, helped, misled, stale FROM workflows WHERE id = ?",
                            (workflow_id,)).fetchone()
         if row is None:
-            conn.execute("COMMIT")
+            conn.execute(commit)
             return None
         counters = Counters(shown=row["shown"], helped=row["helped"], misled=row["misled"], stale=row["stale"])
         reason = suspension_reason(counters)
         if reason and row["status"] == "active":
             conn.execute("UPDATE workflows SET status = 'suspended', status_reason = ? WHERE id = ?",
                          (reason, workflow_id))
-        conn.execute("COMMIT")
+        conn.execute(commit)
     except BaseException:
-        conn.execute("ROLLBACK")
+        conn.execute(rollback)
+        if nested:
+            conn.execute(commit)  # a savepoint stays open after ROLLBACK TO; release it
         raise
     return counters
 
