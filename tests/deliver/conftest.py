@@ -68,11 +68,14 @@ def claude_session_lines(session: str, cwd: Path, start: int = 0, turns: int = 1
     return lines
 
 
-def claude_mistake_session(session: str, cwd: Path, day: int) -> list[str]:
+MISTAKE_OUTPUT = "E   sqlite3.OperationalError: no such column: users.email\n1 failed"
+
+
+def claude_mistake_session(session: str, cwd: Path, day: int, output: str = MISTAKE_OUTPUT) -> list[str]:
     """A generated Claude Code session that makes the recurring mistake: pytest before migrating.
 
-    The agent edits db/migrations.py, runs `pytest -q` (fails: no such column), then runs
-    `make migrate && pytest -q` (passes).
+    The agent edits db/migrations.py, runs `pytest -q` (fails with `output`: no such column), then
+    runs `make migrate && pytest -q` (passes).
     """
     ts = f"2026-11-{day:02d}T10:00:00.000Z"
     base = {"sessionId": session, "cwd": str(cwd), "version": "2.0.0", "gitBranch": "main", "timestamp": ts,
@@ -99,7 +102,7 @@ def claude_mistake_session(session: str, cwd: Path, day: int) -> list[str]:
                                              "new_string": "MIGRATIONS = ['add users.email']"}),
         result("r1", "a1", "t1", "The file has been updated.", False),
         assistant("a2", "r1", "t2", "Bash", {"command": "pytest -q"}),
-        result("r2", "a2", "t2", "E   sqlite3.OperationalError: no such column: users.email\n1 failed", True),
+        result("r2", "a2", "t2", output, True),
         assistant("a3", "r2", "t3", "Bash", {"command": "make migrate && pytest -q"}),
         result("r3", "a3", "t3", "migrated\n3 passed", False),
         json.dumps({**base, "type": "assistant", "uuid": "a4", "parentUuid": "r3",

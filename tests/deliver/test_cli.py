@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from habitus.capture.subject import repo_subject
+from habitus.core.record import CommandFact, Record
 from habitus.core.workflow import Pitfall, Trigger, Workflow
-from habitus.store.memory import save_workflows
+from habitus.store.memory import save_records, save_workflows
 from habitus.store.sqlite import connect
 
 
@@ -83,6 +84,8 @@ def test_promote_dry_run_then_apply_via_cli(repo: Path, monkeypatch: pytest.Monk
     save_workflows(conn, repo_subject(repo), [Workflow(id="wf-a", name="a", pitfalls=[Pitfall(
         text="Run `make gen` after editing api.proto; stale stubs fail the build.", trigger=Trigger(all=["proto"]),
         evidence={"sessions": 3, "tokens_cost": 5000})])])
+    # a rule may name `make gen` because the repo's own sessions ran it successfully
+    save_records(conn, [Record(trace_id="t1", subject=repo_subject(repo), commands=[CommandFact("make gen", 0)])])
     conn.close()
     dry = json.loads(habitus("promote", "--json", cwd=repo).stdout)
     assert len(dry["additions"]) == 1 and not (repo / "AGENTS.md").exists()

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from habitus.capture.subject import repo_subject
+from habitus.core.quarantine import Allowlist
 from habitus.deliver.candidates import Candidate
 from habitus.deliver.files import BACKUP_SUFFIX, ConfigFileError
 from habitus.deliver.install import install_hooks, uninstall_hooks
@@ -219,6 +220,9 @@ def test_install_then_uninstall_never_damages_a_config_file(tmp_path: Path, kind
         _restore_modes(path)
 
 
+SESSIONS_RAN = Allowlist.build(["make migrate && pytest"])  # what the repo's sessions ran: a rule may name it
+
+
 def _evidence() -> list[Candidate]:
     return [Candidate(id="c1", text="Run `make migrate` before `pytest`: the test database is not migrated.",
                       source="pitfall", session_ids={"s1", "s2", "s3"}, tokens_cost=4000, failures=3)]
@@ -239,7 +243,8 @@ def test_promote_apply_never_damages_agents_md(tmp_path: Path, kind: str, varian
     conn = connect()
     try:
         try:
-            result = apply(conn, propose(conn, path, subject=repo_subject(repo), candidates=_evidence()))
+            result = apply(conn, propose(conn, path, subject=repo_subject(repo), candidates=_evidence(),
+                                         allowlist=SESSIONS_RAN))
         except REFUSALS as exc:
             assert "\n" not in str(exc)
             assert _state(path) == before
@@ -273,7 +278,8 @@ def test_symlinked_claude_md_stays_a_link_to_agents_md(tmp_path: Path) -> None:
     (repo / "AGENTS.md").write_bytes(MD)
     (repo / "CLAUDE.md").symlink_to("AGENTS.md")
     conn = connect()
-    apply(conn, propose(conn, repo / "CLAUDE.md", subject=repo_subject(repo), candidates=_evidence()))
+    apply(conn, propose(conn, repo / "CLAUDE.md", subject=repo_subject(repo), candidates=_evidence(),
+                        allowlist=SESSIONS_RAN))
     assert os.readlink(repo / "CLAUDE.md") == "AGENTS.md"
     assert "make migrate" in (repo / "AGENTS.md").read_text()
 

@@ -249,3 +249,52 @@ def test_wrap_rule_never_breaks_inside_code(text: str, width: int, lines: list[s
     from habitus.deliver.promote import wrap_rule
 
     assert wrap_rule(text, width) == [line.strip() for line in lines]
+
+
+def _same_detour_pitfall(tokens: dict[str, int]) -> Pitfall:
+    return Pitfall(text="`pytest -q` fails here; run `make migrate && pytest -q` instead.",
+                   trigger=Trigger(on="command", all=["pytest"], none=["make migrate"]),
+                   evidence={"sessions": len(tokens), "session_ids": sorted(tokens),
+                             "tokens_cost": sum(tokens.values()), "tokens_by_session": tokens,
+                             "failures_by_session": dict.fromkeys(tokens, 1),
+                             "occurrences": len(tokens), "failing": "pytest -q", "vetted": True})
+
+
+def test_evidence_counts_each_session_once_and_shows_its_sources(repo: Path) -> None:
+    """Issue 12 finding 5: two workflows holding the same detours reported 279,934 + 92,585 tokens as 372,519."""
+    _seed_recurring_mistake(repo)  # records of sess-0..2, and a pitfall with session ids but no split
+    conn = connect()
+    subject = repo_subject(repo)
+    save_workflows(conn, subject, [Workflow(id="wf-a", name="a", pitfalls=[_same_detour_pitfall({"sess-0": 279_934})]),
+                                   Workflow(id="wf-b", name="b", pitfalls=[_same_detour_pitfall({"sess-0": 92_585})]),
+                                   Workflow(id="wf-c", name="c", pitfalls=[_same_detour_pitfall(
+                                       {"sess-0": 92_585, "sess-1": 1_000})])])
+    [addition] = propose(conn, repo / "AGENTS.md").additions
+    ev = addition.rule.evidence
+    by_session = {e["session"]: e for e in ev["by_session"]}
+    assert by_session["sess-0"]["tokens"] == 279_934  # the same events seen by three workflows count once
+    assert by_session["sess-1"]["tokens"] == 1_501  # the record's figure, larger than wf-c's for that session
+    assert ev["tokens_cost"] == sum(e["tokens"] for e in ev["by_session"])
+    assert ev["tokens_cost"] < 279_934 + 92_585
+    assert set(by_session["sess-0"]["from"]) >= {"pitfall:wf-a:0", "pitfall:wf-b:0"}
+    assert ev["sessions"] == 3
+
+
+def test_an_unsplit_figure_never_adds_to_another(tmp_path: Path) -> None:
+    a = Candidate(id="a", text="Regenerate the stubs after editing api.proto.", source="pitfall",
+                  session_ids={"s1", "s2"}, tokens_cost=279_934)
+    b = Candidate(id="b", text="Regenerate stubs after you edit api.proto.", source="pitfall",
+                  session_ids={"s1", "s2"}, tokens_cost=92_585)
+    [addition] = propose(connect(), tmp_path / "AGENTS.md", candidates=[a, b]).additions
+    assert addition.rule.evidence["tokens_cost"] == 279_934
+
+
+def test_promote_cli_shows_each_figure_with_its_sessions(repo: Path) -> None:
+    import subprocess
+    import sys
+
+    _seed_recurring_mistake(repo)
+    done = subprocess.run([sys.executable, "-m", "habitus", "promote"], cwd=repo, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "sess-2: 1,502 tokens" in done.stdout and "worded by pitfall:wf-users:" in done.stdout

@@ -122,5 +122,7 @@ def test_importing_an_id_of_another_repo_keeps_both(conn):
     assert new_id != "w1"
     assert [w.id for w in memory.load_workflows(conn, SUBJECT)] == ["w1"]
     assert [w.id for w in memory.load_workflows(conn, "otherroot")] == [new_id]
-    # importing again into the same repo updates in place
-    assert memory.import_workflows(conn, SUBJECT, [_wf("w1")]) == ["w1"]
+    # nor does it replace a learned workflow of the same repo; importing it again updates that import
+    first = memory.import_workflows(conn, SUBJECT, [_wf("w1")])
+    assert first != ["w1"] and memory.import_workflows(conn, SUBJECT, [_wf("w1")]) == first
+    assert memory.import_workflows(conn, "otherroot", [_wf("w1")]) == [new_id]

@@ -119,3 +119,43 @@ def test_outside_git_files_are_checked_on_disk(tmp_path: Path) -> None:
     v = _validate(tmp_path, None)
     assert v.steps[1].status == "ok" and v.steps[1].line == 2
     assert v.steps[2].status == "stale"
+
+
+def test_a_staged_move_is_followed_and_names_no_commit(shortcut_repo: Path) -> None:
+    """Issue 12 finding 8: a rename staged but not committed; the commit of an earlier rename is not named for it."""
+    repo = shortcut_repo
+    learned_at = git(repo, "rev-parse", "HEAD")
+    git(repo, "mv", "src/app/keymap.py", "src/app/keys.py")
+    git(repo, "commit", "-q", "-m", "rename once")
+    (repo / "src/ui").mkdir()
+    git(repo, "mv", "src/app/keys.py", "src/ui/keys.py")  # staged, not committed
+    git(repo, "mv", "docs/shortcuts.md", "docs/keys.md")  # staged, not committed
+    v = _validate(repo, learned_at)
+    assert (v.steps[1].status, v.steps[1].file, v.steps[1].commit, v.steps[1].uncommitted) == (
+        "moved", "src/ui/keys.py", None, True)
+    assert v.steps[1].line == 10 and v.steps[1].excerpt[0] == "def bindings(self):"
+    assert (v.steps[3].status, v.steps[3].file, v.steps[3].moved_from, v.steps[3].line) == (
+        "moved", "docs/keys.md", "docs/shortcuts.md", 3)
+    assert v.steps[2].status == "ok"
+
+
+def test_a_staged_move_reaches_the_hand_over_with_every_step(shortcut_repo: Path) -> None:
+    from habitus.recall.api import recall
+
+    repo = shortcut_repo
+    learned_at = git(repo, "rev-parse", "HEAD")
+    git(repo, "mv", "docs/shortcuts.md", "docs/keys.md")
+    result = recall("Add a keyboard shortcut Ctrl+E for `export` and document it", cwd=repo,
+                    workflows=[shortcut_workflow(learned_at)], log=False)
+    [sel] = result.to_dict()["selected"]
+    assert sel["steps"] == [1, 2, 3] and sel["stale"] == []
+    assert sel["moved"] == [{"step": 3, "from": "docs/shortcuts.md", "to": "docs/keys.md", "commit": None,
+                             "uncommitted": True}]
+    assert "List Ctrl+E in the shortcut table at `docs/keys.md:3`" in result.text
+    assert "(moved from `docs/shortcuts.md`, not committed yet)" in result.text
+
+
+def test_a_file_deleted_but_not_staged_is_not_ok(shortcut_repo: Path) -> None:
+    (shortcut_repo / "docs/shortcuts.md").unlink()
+    v = _validate(shortcut_repo, git(shortcut_repo, "rev-parse", "HEAD"))
+    assert v.steps[3].status == "stale"

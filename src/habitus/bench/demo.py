@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.bench.report_html import Section, Table, figure_png, write_html_report
+from habitus.capture.worktree import is_tree_file
 
 Progress = Callable[[str], None]
 
@@ -214,7 +215,7 @@ def _move_a_workflow_file(repo: Path, workflows: list[Any]) -> tuple[str, str | 
     """git mv the first step file of the first workflow into a new folder and commit; say what moved."""
     for w in workflows:
         for step in w.steps:
-            if step.place and (repo / step.place.file).is_file():
+            if step.place and is_tree_file(repo, step.place.file):
                 src = step.place.file
                 dst = str(Path(src).parent / "moved" / Path(src).name)
                 (repo / dst).parent.mkdir(parents=True, exist_ok=True)

@@ -242,6 +242,8 @@ def promote_cmd(target: str = typer.Option("AGENTS.md", "--target", help="AGENTS
 
 
 def _render_proposal(d: dict[str, Any], applied: bool) -> None:
+    from habitus.recall.quote import quote_evidence  # quarantined text is shown as data, even to a person
+
     b = d["block"]
     _say(f"{d['target']}: block has {b['rules']} rules, {b['lines']}/{b['max_lines']} lines, "
                  f"{b['chars']}/{b['max_chars']} chars")
@@ -249,12 +251,18 @@ def _render_proposal(d: dict[str, Any], applied: bool) -> None:
         _say(f"rejected (deleted by hand): {r['text']}")
     for a in d["additions"]:
         ev = a["evidence"]
-        _say(f"+ {a['id']}: {a['text']}\n  evidence: {ev['sessions']} sessions, {ev['tokens_cost']} tokens, "
+        _say(f"+ {a['id']}: {a['text']}\n  evidence: {ev['sessions']} sessions, {ev['tokens_cost']:,} tokens, "
                      f"{ev['failures']} failures, from {', '.join(ev['sources'])}")
+        for e in ev.get("by_session") or []:
+            _say(f"    {e['session']}: {e['tokens']:,} tokens, {e['failures']} failures ({', '.join(e['from'])})")
+        worded = ev.get("worded_by") or {}
+        if worded:
+            who = {"agent": ", written by an agent", "user": ", written by a person"}.get(worded.get("author", ""), "")
+            _say(f"  worded by {worded['id']}{who}")
         for old in a["replaces"]:
             _say(f"  replaces {old['id']}: {old['text']}")
     for q in d["quarantined"]:
-        _say(f"quarantined (instruction-like: {q['matched']!r}): {q['text']}")
+        _say(f"quarantined ({quote_evidence(q['matched'], 100)}): {quote_evidence(q['text'], 160)}")
     for h in d["held"][:10]:
         _say(f"held ({h['reason']}): {h['text']}")
     if d["unsupported"]:

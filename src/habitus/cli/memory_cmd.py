@@ -187,19 +187,25 @@ def import_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Import workflows from a YAML file; nothing is stored unless every document is valid."""
+    from habitus.capture.subject import repo_root
     from habitus.learn.files import WorkflowFileError, import_file
 
     subject = _subject(repo)
     conn = _conn()
     try:
-        workflows = import_file(conn, file, subject=subject)
+        imported = import_file(conn, file, subject=subject, root=repo_root(repo) if repo is not None else None)
     except WorkflowFileError as exc:
         fail(str(exc))
     finally:
         conn.close()
-    data = {"imported": [w.id for w in workflows], "subject": subject}
-    emit(data, as_json, render=lambda d: stdout.print(
-        f"imported {len(d['imported'])} workflows: {', '.join(d['imported'])}", highlight=False))
+
+    def render(d: dict[str, Any]) -> None:
+        stdout.print(f"imported {len(d['imported'])} workflows: {', '.join(d['imported'])}", highlight=False)
+        for old, new in d["renamed"].items():
+            stdout.print(f"  {old} is taken here (a learned workflow or another repo's); stored as {new}",
+                         highlight=False)
+
+    emit(imported.to_dict(subject), as_json, render=render)
 
 
 @workflows_app.command("export")

@@ -1,8 +1,10 @@
 """Promotion candidates: recurring pitfalls (workflows), recurring detours (records), notes, accepted refine edits.
 
-Each candidate carries the sessions it recurred in and the harm it did (tokens spent, failures), so
-promotion can admit only what is both harmful and not done unprompted. Text from tool output is
-evidence, not instruction: `instruction_like` flags what must be quarantined. Also holds the
+Each candidate carries the sessions it recurred in and the harm it did (tokens spent, failures),
+split per session where known, so promotion can admit only what is both harmful and not done
+unprompted without counting one session twice. Text from tool output is evidence, not
+instruction: candidate texts name only commands the sessions ran, and tool output travels beside
+them (`output`); `habitus.core.quarantine` decides what may become a rule. Also holds the
 model-free text tools promotion uses (terms, similarity).
 """
 
@@ -16,6 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from habitus.core.quarantine import (
+    evidence_line,
+    instruction_like,  # noqa: F401 - re-exported for callers
+)
+
 _STOP = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "before", "but", "by", "can", "do", "does", "for", "from", "has",
     "have", "if", "in", "into", "is", "it", "its", "not", "of", "on", "or", "so", "than", "that", "the", "then",
@@ -24,24 +31,11 @@ _STOP = frozenset((
     "used", "make", "sure", "always", "never", "dont", "don't", "what", "worked", "line", "lines", "otherwise",
 ))
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_\-]*")
-
-INSTRUCTION_PATTERNS = tuple(re.compile(p, re.I) for p in (
-    r"\bignore\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)\b",
-    r"\bdisregard\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|instructions)\b",
-    r"\b(system|developer)\s+prompt\b",
-    r"\byou\s+are\s+now\b",
-    r"\b(curl|wget|iwr|invoke-webrequest)\b[^\n|]*\|\s*(ba|z)?sh\b",
-    r"\b(curl|wget)\b[^\n]*(-o|--output|>)[^\n]*(&&|;)\s*(chmod|\./|sh\b|bash\b)",
-    r"\bdownload\b[^\n.]{0,60}\b(and\s+)?(run|execute|install)\b",
-    r"\bbase64\s+(-d|--decode)\b[^\n]*\|\s*(ba)?sh\b",
-    r"\bhttps?://\S+",
-    r"\bfetch\s+(the\s+)?url\b",
-))
-
+MAX_CANDIDATE_CHARS = 4_000  # a rule is at most 3 short lines: more text only costs time
 
 @dataclass
 class Candidate:
-    """Something that might deserve an always-on rule, with its evidence."""
+    """Something that might deserve an always-on rule, with its evidence per session."""
 
     id: str
     text: str
@@ -51,6 +45,11 @@ class Candidate:
     tokens_cost: int = 0
     failures: int = 0
     origin: list[str] = field(default_factory=list)  # workflow / note / trace ids
+    author: str = ""  # for notes: user | agent
+    tokens_by_session: dict[str, int] = field(default_factory=dict)  # the split of tokens_cost, when known
+    failures_by_session: dict[str, int] = field(default_factory=dict)
+    also: set[str] = field(default_factory=set)  # commands its text names as failing (its sessions ran them)
+    output: str = ""  # tool output it stems from: evidence for the person, never part of a rule
 
     @property
     def sessions(self) -> int:
@@ -60,12 +59,22 @@ class Candidate:
     def harm(self) -> bool:
         return self.tokens_cost > 0 or self.failures > 0
 
+    @property
+    def agent_note(self) -> bool:
+        """An agent wrote it (MCP `note`): it may join a cluster, never word or back a rule."""
+        return self.source == "note" and self.author == "agent"
+
     def score(self) -> float:
         return self.sessions * (1 + math.log10(1 + self.tokens_cost)) + 2 * self.failures
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "text": self.text, "source": self.source, "sessions": self.sessions,
-                "tokens_cost": self.tokens_cost, "failures": self.failures, "origin": list(self.origin)}
+        out = {"id": self.id, "text": self.text, "source": self.source, "sessions": self.sessions,
+               "tokens_cost": self.tokens_cost, "failures": self.failures, "origin": list(self.origin)}
+        if self.author:
+            out["author"] = self.author
+        if self.output:
+            out["output"] = self.output
+        return out
 
 
 def terms(text: str) -> frozenset[str]:
@@ -91,15 +100,6 @@ def similar(a: frozenset[str], b: frozenset[str], threshold: float = 0.5) -> boo
     return shared / len(a | b) >= threshold or (shared >= 3 and overlap >= 0.8) or (shared >= 4 and overlap >= 0.5)
 
 
-def instruction_like(text: str) -> str | None:
-    """The pattern an instruction-like text matched (to quarantine it), or None."""
-    for pat in INSTRUCTION_PATTERNS:
-        m = pat.search(text)
-        if m:
-            return m.group(0)
-    return None
-
-
 def _session_evidence(ev: dict[str, Any]) -> tuple[set[str], int]:
     raw = ev.get("session_ids", ev.get("sessions"))
     if isinstance(raw, list | tuple | set):
@@ -116,18 +116,29 @@ def _int(value: Any) -> int:
         return 0
 
 
+def _per_session(raw: Any) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): _int(v) for k, v in raw.items() if _int(v) > 0}
+
+
 def from_workflows(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
-    """Each pitfall of an active workflow, with its evidence (sessions, tokens_cost, occurrences/failures)."""
+    """Each pitfall of an active workflow, with its evidence (sessions, tokens and failures per session)."""
     from habitus.store.memory import load_workflows
 
     out = []
     for wf in load_workflows(conn, subject):
         for i, pit in enumerate(wf.pitfalls):
-            ids, count = _session_evidence(pit.evidence)
-            out.append(Candidate(id=f"pitfall:{wf.id}:{i}", text=pit.text, source="pitfall", session_ids=ids,
-                                 session_count=count, tokens_cost=_int(pit.evidence.get("tokens_cost")),
-                                 failures=_int(pit.evidence.get("failures", pit.evidence.get("occurrences"))),
-                                 origin=[wf.id]))
+            ev = pit.evidence
+            ids, count = _session_evidence(ev)
+            failing = ev.get("failing")
+            out.append(Candidate(id=f"pitfall:{wf.id}:{i}", text=pit.text[:MAX_CANDIDATE_CHARS], source="pitfall",
+                                 session_ids=ids, session_count=count, tokens_cost=_int(ev.get("tokens_cost")),
+                                 failures=_int(ev.get("failures", ev.get("occurrences"))), origin=[wf.id],
+                                 tokens_by_session=_per_session(ev.get("tokens_by_session")),
+                                 failures_by_session=_per_session(ev.get("failures_by_session")),
+                                 also={failing} if isinstance(failing, str) and pit.trigger.on == "command" else set(),
+                                 output=evidence_line(str(ev.get("output") or "")[:MAX_CANDIDATE_CHARS])))
     return out
 
 
@@ -148,42 +159,61 @@ def _error_head(error: str) -> str:
     return re.sub(r"</?[a-z_]+>", "", first).strip()
 
 
+def _digest(text: str) -> str:
+    """A short stable id part: ids are shown and stored, so they carry no tool output."""
+    import hashlib
+
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+
+
 def from_records(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
-    """Detours that recur: the same failing program with the same error head, grouped across records."""
+    """Detours that recur: the same failing program with the same error head, grouped across records.
+
+    The text names only what the sessions ran; the error head is kept as the candidate's `output`.
+    """
     from habitus.core.commands import command_program
     from habitus.store.memory import load_records
 
     groups: dict[tuple[str, str, str], Candidate] = {}
     for rec in load_records(conn, subject):
+        session = rec.session_id or rec.trace_id
         for d in rec.detours:
             program = command_program(d.failing) or d.failing.split(" ")[0]
-            shown = _error_head(d.error)
+            shown = evidence_line(_error_head(d.error)) or evidence_line(d.error)
             head = re.sub(r"[0-9]+|/\S+", "", shown).strip()[:60]
             key = (d.on, program, head)
             fix = f"; what worked: `{_short(d.fixing, 60)}`" if d.fixing else ""
             cand = groups.setdefault(key, Candidate(
-                id=f"record:{d.on}:{program}:{head}", source="record",
-                text=f"`{_short(d.failing, 60)}` failed ({_short(shown or 'error', 60)}){fix}"))
-            cand.session_ids.add(rec.session_id or rec.trace_id)
+                id=f"record:{d.on}:{_digest(f'{program}|{head}')}", source="record", output=shown[:MAX_CANDIDATE_CHARS],
+                text=f"`{_short(d.failing, 60)}` failed{fix}"))
+            cand.session_ids.add(session)
             cand.tokens_cost += d.tokens
             cand.failures += 1
+            cand.tokens_by_session[session] = cand.tokens_by_session.get(session, 0) + d.tokens
+            cand.failures_by_session[session] = cand.failures_by_session.get(session, 0) + 1
+            cand.also.add(d.failing)
             cand.origin.append(rec.trace_id)
     return [c for c in groups.values() if c.sessions >= 2]
 
 
 def from_notes(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
-    """Active notes (repo and global); their evidence is whatever the note recorded (often none)."""
+    """Active notes (repo and global); their evidence is whatever the note recorded (often none).
+
+    An agent-written note (source `agent`) carries no evidence: it cannot back a rule on its own.
+    """
     from habitus.store.notes import list_notes
 
     out = []
     for note in list_notes(conn, subject=subject):
         text = f"Rejected: {note.text}" if note.kind == "rejected" else note.text
-        ids, count = _session_evidence(note.evidence)
-        if note.session_id:
+        agent = note.source == "agent"
+        ids, count = _session_evidence(note.evidence) if not agent else (set(), 0)
+        if note.session_id and not agent:
             ids.add(note.session_id)
-        out.append(Candidate(id=f"note:{note.id}", text=text, source="note", session_ids=ids, session_count=count,
-                             tokens_cost=_int(note.evidence.get("tokens_cost")),
-                             failures=_int(note.evidence.get("failures")), origin=[note.id]))
+        out.append(Candidate(id=f"note:{note.id}", text=text[:MAX_CANDIDATE_CHARS], source="note", session_ids=ids,
+                             session_count=count, tokens_cost=0 if agent else _int(note.evidence.get("tokens_cost")),
+                             failures=0 if agent else _int(note.evidence.get("failures")), origin=[note.id],
+                             author=note.source))
     return out
 
 

@@ -281,7 +281,8 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connecti
     db, owned = _connect(conn)
     prepared = Prepared(conn=db, owned=owned)
     try:
-        from habitus.deliver.candidates import instruction_like
+        from habitus.recall.quote import quote_evidence
+        from habitus.recall.render import pitfall_line
         from habitus.store.memory import load_workflows
         from habitus.store.notes import mark_shown, shown_in_session
 
@@ -292,15 +293,16 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connecti
                 pid = pitfall_id(wf.id, pit.text)
                 if pid in seen or pid in {h[0] for h in hits} or not trigger_matches(pit.trigger, events):
                     continue
-                if instruction_like(pit.text) is None:  # instruction-like memory text is never injected
-                    hits.append((pid, wf.name, pit.text))
+                line = pitfall_line(pit)  # unvetted text arrives quoted, as data; injected text not at all
+                if line is not None:
+                    hits.append((pid, wf.name, line))
         if not hits:
             return prepared
         if session:
             prepared.begin()
             mark_shown(db, session, "pitfall", [h[0] for h in hits])
         lines = ["habitus pitfall warning (this went wrong in past runs of this repo):"]
-        lines += [f"- {text} (workflow: {name})" for _pid, name, text in hits[:5]]
+        lines += [f"- {text} (workflow: {quote_evidence(name, 80)})" for _pid, name, text in hits[:5]]
         prepared.output = _output("PostToolUse", "\n".join(lines), agent)
         return prepared
     except BaseException:

@@ -21,11 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from habitus.capture.subject import repo_root
 from habitus.core.note import Rule, content_hash
+from habitus.core.quarantine import Allowlist, unsupported
 from habitus.core.subject import subject_root_commit
-from habitus.deliver.candidates import Candidate, collect, instruction_like, similar, terms
+from habitus.deliver.candidates import Candidate, collect, similar, terms
 from habitus.deliver.files import atomic_write_text, backup_once, check_writable, read_text_file
 from habitus.deliver.rules_block import Budget, block_size, parse_rules, replace_block
+from habitus.learn.allowlist import repo_allowlist
 from habitus.store.notes import list_rule_states, set_rule_state
 
 MAX_RULE_LINES = 3
@@ -88,42 +91,59 @@ def _target_key(target: Path) -> str:
 
 
 _SOURCE_RANK = {"note": 0, "pitfall": 1, "refine": 2, "record": 3}  # worded by a person, then by learn, ...
+_AGENT_NOTE_RANK = 9  # an agent's note never words a rule that evidence backs
 _TOKEN = re.compile(r"`[^`]*`\S*|\S+")
+MAX_EVIDENCE_SOURCES = 10  # per-session figures shown with a rule's evidence
 
 
-def wrap_rule(text: str, width: int = RULE_LINE_CHARS) -> list[str]:
-    """Greedy wrap that never breaks inside a `code span` (a span longer than a line is cut)."""
+def wrap_rule(text: str, width: int = RULE_LINE_CHARS, max_lines: int | None = None) -> list[str]:
+    """Greedy wrap that never breaks inside a `code span` (a span longer than a line is cut).
+
+    Linear in the text it reads: with `max_lines`, it stops reading once one line more than that exists
+    (callers only need to know that the text is too long).
+    """
     lines: list[str] = []
     current = ""
-    for token in _TOKEN.findall(text):
-        while len(token) > width:
+    enough = None if max_lines is None else max_lines + 1
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        if len(token) > width:  # longer than a line: whole pieces of `width`, the rest wraps on
             if current:
                 lines.append(current)
                 current = ""
-            lines.append(token[:width])
-            token = token[width:]
+            pieces = (len(token) - 1) // width
+            lines.extend(token[k * width:(k + 1) * width] for k in range(pieces if enough is None
+                                                                          else min(pieces, enough)))
+            token = token[pieces * width:]
         if current and len(current) + 1 + len(token) > width:
             lines.append(current)
             current = token
         else:
             current = f"{current} {token}" if current else token
+        if enough is not None and len(lines) >= enough:
+            return lines
     if current:
         lines.append(current)
     return lines
 
 
-def compress(members: list[Candidate]) -> list[str]:
-    """One rule of 1–3 short lines for a cluster, worded by its best member (first sentence if too long).
+def _wording_rank(c: Candidate) -> tuple[int, int, int, int]:
+    rank = _AGENT_NOTE_RANK if c.agent_note else _SOURCE_RANK.get(c.source, 8)
+    return rank, -c.sessions, -c.tokens_cost, len(c.text)
 
-    Best: a person's note first, then a learned pitfall, a refine edit, a raw detour; within a source,
-    the most sessions, then the most tokens, then the shortest text.
-    """
-    best = sorted(members, key=lambda c: (_SOURCE_RANK.get(c.source, 9), -c.sessions, -c.tokens_cost,
-                                          len(c.text)))[0]
-    text = " ".join(best.text.split())
-    lines = wrap_rule(text)
+
+def wording_member(members: list[Candidate]) -> Candidate:
+    """The member whose words the rule takes: a person's note, then a learned pitfall, a refine edit, a raw
+    detour, and an agent's note last; within a source, the most sessions, the most tokens, the shortest text."""
+    return sorted(members, key=_wording_rank)[0]
+
+
+def compress(members: list[Candidate]) -> list[str]:
+    """One rule of 1–3 short lines for a cluster, worded by its best member (first sentence if too long)."""
+    text = " ".join(wording_member(members).text.split())
+    lines = wrap_rule(text, max_lines=MAX_RULE_LINES)
     if len(lines) > MAX_RULE_LINES:
-        lines = wrap_rule(text.split(". ")[0].rstrip(".") + ".")
+        lines = wrap_rule(text.split(". ")[0].rstrip(".") + ".", max_lines=MAX_RULE_LINES)
         if len(lines) > MAX_RULE_LINES:
             lines = lines[:MAX_RULE_LINES]
             lines[-1] = lines[-1][: RULE_LINE_CHARS - 1].rstrip() + "…"
@@ -131,21 +151,34 @@ def compress(members: list[Candidate]) -> list[str]:
 
 
 def _merge_evidence(members: list[Candidate]) -> dict[str, Any]:
-    """Cluster evidence. Sources often see the same events (a learned pitfall is made of the detours in
-    the records), so tokens and failures are summed within a source and the largest source total is
-    taken, never the sum across sources."""
+    """Cluster evidence, each figure from distinct sessions and shown with its sources.
+
+    Members often see the same events (a learned pitfall is made of the detours in the records, and
+    two workflows can hold the same detour), so per session the largest figure of any member is taken,
+    and the session totals are summed; a member without a per-session split can only raise a total
+    (max), never add to it. Agent-written notes add nothing.
+    """
+    backing = [m for m in members if not m.agent_note]
     ids: set[str] = set()
-    for m in members:
-        ids |= m.session_ids
-    sessions = max([len(ids)] + [m.session_count for m in members])
-    tokens: dict[str, int] = {}
-    failures: dict[str, int] = {}
-    for m in members:
-        tokens[m.source] = tokens.get(m.source, 0) + m.tokens_cost
-        failures[m.source] = failures.get(m.source, 0) + m.failures
-    return {"sessions": sessions, "session_ids": sorted(ids)[:20],
-            "tokens_cost": max(tokens.values(), default=0), "failures": max(failures.values(), default=0),
-            "sources": sorted({m.source for m in members}), "origin": sorted({o for m in members for o in m.origin})}
+    for m in backing:
+        ids |= m.session_ids | set(m.tokens_by_session) | set(m.failures_by_session)
+    per: dict[str, dict[str, Any]] = {}
+    for m in backing:
+        for session in set(m.tokens_by_session) | set(m.failures_by_session):
+            entry = per.setdefault(session, {"session": session, "tokens": 0, "failures": 0, "from": []})
+            entry["tokens"] = max(entry["tokens"], m.tokens_by_session.get(session, 0))
+            entry["failures"] = max(entry["failures"], m.failures_by_session.get(session, 0))
+            entry["from"].append(m.id)
+    tokens = sum(e["tokens"] for e in per.values())
+    failures = sum(e["failures"] for e in per.values())
+    unsplit = [m for m in backing if not (m.tokens_by_session or m.failures_by_session)]
+    tokens = max([tokens] + [m.tokens_cost for m in unsplit])
+    failures = max([failures] + [m.failures for m in unsplit])
+    sessions = max([len(ids)] + [m.session_count for m in backing])
+    shown = sorted(per.values(), key=lambda e: (-e["tokens"], -e["failures"], e["session"]))[:MAX_EVIDENCE_SOURCES]
+    return {"sessions": sessions, "session_ids": sorted(ids)[:20], "tokens_cost": tokens, "failures": failures,
+            "by_session": shown, "sources": sorted({m.source for m in members}),
+            "origin": sorted({o for m in members for o in m.origin})}
 
 
 def _score(ev: dict[str, Any]) -> float:
@@ -218,8 +251,12 @@ def _current_rules(text: str, states: dict[str, Rule]) -> list[Rule]:
 def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = None,
             candidates: list[Candidate] | None = None, budget: Budget | None = None, min_sessions: int = 2,
             refine_manifest: Path | None = None, record_rejections: bool = True,
-            stale_after_sessions: int = 20) -> Proposal:
-    """Proposals for the target's rules block (reads the store; records rules a person deleted as rejected)."""
+            stale_after_sessions: int = 20, allowlist: Allowlist | None = None) -> Proposal:
+    """Proposals for the target's rules block (reads the store; records rules a person deleted as rejected).
+
+    Every candidate must pass `allowlist` (default: the repo's, `habitus.learn.allowlist`) or it is
+    quarantined: a rule names only commands the repo's sessions ran successfully and paths in the repo.
+    """
     budget = budget or Budget()
     text = read_text_file(target) or ""
     if candidates is None:
@@ -242,8 +279,10 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
 
     admitted: list[tuple[float, Rule, list[Candidate]]] = []
     clean = []
+    if allowlist is None:
+        allowlist = repo_allowlist(conn, subject, repo_root(target.parent) if target.parent.exists() else None)
     for c in candidates:
-        why = instruction_like(c.text)
+        why = unsupported(c.text, allowlist, also=c.also)
         if why:
             proposal.quarantined.append({**c.to_dict(), "matched": why})
         else:
@@ -252,10 +291,15 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
         lines = compress(members)
         rule_text = "\n".join(lines)
         ev = _merge_evidence(members)
+        worded = wording_member(members)
+        ev["worded_by"] = {"id": worded.id, "source": worded.source, **({"author": worded.author}
+                                                                         if worded.author else {})}
         rule = Rule(id="r-" + content_hash(" ".join(sorted(terms(rule_text))))[:8], lines=lines, evidence=ev)
         rt = terms(rule_text)
         reason = None
-        if states.get(rule.hash) and states[rule.hash].state != "retired":
+        if all(m.source == "note" for m in members) and all(m.agent_note for m in members):
+            reason = "only an agent-written note says this (a note needs evidence from sessions)"
+        elif states.get(rule.hash) and states[rule.hash].state != "retired":
             reason = f"already {states[rule.hash].state}"
         elif any(similar(rt, b, DUPLICATE_THRESHOLD) for b in blocked):
             reason = "matches a rule promoted, rejected or quarantined before"
@@ -266,7 +310,8 @@ def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = Non
         elif ev["sessions"] < min_sessions:
             reason = f"recurred in {ev['sessions']} session(s), fewer than {min_sessions}"
         if reason:
-            if ev["tokens_cost"] or ev["failures"] or len(members) > 1 or reason.startswith(("already", "matches")):
+            listed = ("already", "matches", "only an agent")
+            if ev["tokens_cost"] or ev["failures"] or len(members) > 1 or reason.startswith(listed):
                 proposal.held.append({"text": rule_text, "reason": reason, "evidence": ev})
             else:
                 proposal.unsupported += 1

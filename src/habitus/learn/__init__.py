@@ -132,7 +132,7 @@ def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | 
         records = load_records(conn, subj)
         report.records_total += len(records)
         workflows = induce(records, subj)
-        carry_ids(workflows, load_workflows(conn, subj, status=None))
+        carry_ids(workflows, load_workflows(conn, subj, status=None, origin="learned"))  # never an import's id
         if annotate and workflows:
             from habitus.learn.annotate import annotate_workflows
 

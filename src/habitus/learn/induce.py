@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from habitus.core.paths import repo_relative
 from habitus.core.record import Record
 from habitus.core.workflow import Cues, Place, Provenance, SourceRef, StepCue, Workflow, WorkflowStep
 from habitus.learn.checks import check_key
@@ -249,7 +250,8 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
     counts: Counter[tuple[str, tuple[str, ...]]] = Counter()
     for rec in good:
         counts.update(place_keys(rec))
-    keys = [k for k, c in counts.items() if c * 2 >= n]
+    # a place outside the repo (a record stored before places were confined) never becomes a step
+    keys = [k for k, c in counts.items() if c * 2 >= n and repo_relative(k[0]) is not None]
     keys = _step_order(good, keys)
     blanks, fills, maps_list = find_blanks([(r.task, [ln for e in r.edits for ln in e.added]) for r in good])
     maps = {r.trace_id: m for r, m in zip(good, maps_list, strict=True)}

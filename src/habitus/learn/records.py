@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from habitus.capture.worktree import read_tree_text
+from habitus.core.paths import repo_relative
 from habitus.core.record import CommandFact, EditFact, Record
 from habitus.core.trace import ToolCall, Trace
 from habitus.learn.checks import last_passing_checks
@@ -47,9 +49,11 @@ def shell_command(call: ToolCall) -> str | None:
 
 
 def _rel(path: str, root: str | None) -> str:
+    """The repo-relative form of a path a tool named, or "" when it is not a file of the repo (outside it,
+    `..`, inside `.git`): such files are neither places nor reads memory may keep."""
     if root and path.startswith(root.rstrip("/") + "/"):
-        return path[len(root.rstrip("/")) + 1:]
-    return path.removeprefix("./")
+        path = path[len(root.rstrip("/")) + 1:]
+    return repo_relative(path) or ""
 
 
 class _Files:
@@ -76,9 +80,7 @@ class _Files:
             text = None
             assert self.repo is not None
             if rev == "WORKTREE":
-                path = self.repo / rel
-                if path.is_file() and path.stat().st_size < 2_000_000:
-                    text = path.read_text(encoding="utf-8", errors="replace")
+                text = read_tree_text(self.repo, rel)
             else:
                 done = subprocess.run(["git", "-C", str(self.repo), "show", f"{rev}:{rel}"], capture_output=True,
                                       text=True, check=False, timeout=10)
@@ -173,8 +175,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
                 edits = _patch_edits(command, files, root, index) if call.ok else []
             elif call.ok and not first_edit_seen:
                 m = _SHELL_READ.match(command.split("&&")[-1])
-                if m:
-                    rel = _rel(m.group(1).strip("'\""), root)
+                rel = _rel(m.group(1).strip("'\""), root) if m else ""
+                if rel:
                     _note_read(rec, rel)
                     if call.output and not call.output_truncated and _whole_file(command, call.output):
                         files.text.setdefault(rel, call.output)
@@ -256,6 +258,8 @@ def _patch_edits(text: str, files: _Files, root: str | None, index: int) -> list
     out = []
     for op, path, hunks in parse_apply_patch(text):
         rel = _rel(path, root)
+        if not rel:
+            continue
         if op == "add":
             content = "\n".join(new for _, new in hunks) + "\n"
             files.text[rel] = content

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from habitus.capture.worktree import is_tree_file
 from habitus.core.record import Record
 from habitus.core.workflow import Place, Workflow
 from habitus.store.sqlite import ensure_schema
@@ -150,7 +151,7 @@ def replayable(records: list[Record], repo: Path) -> list[Record]:
     """Records with a task text whose edits (if any) touched a file that is in `repo` now, most recent last,
     at most MAX_REPLAY: a task whose files are all gone cannot be judged against this working tree."""
     usable = [r for r in records if r.task.strip()
-              and (not r.edits or any((repo / f).is_file() for f in r.files_edited))]
+              and (not r.edits or any(is_tree_file(repo, f) for f in r.files_edited))]
     usable.sort(key=lambda r: (r.date or "", r.trace_id))
     return usable[-MAX_REPLAY:]
 

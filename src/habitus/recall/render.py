@@ -14,8 +14,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from habitus.core.workflow import Workflow
+from habitus.core.paths import repo_relative
+from habitus.core.quarantine import evidence_line, structural_problem
+from habitus.core.workflow import Pitfall, Workflow
 from habitus.recall.fills import apply_fills, blank_name, blanks_in
+from habitus.recall.quote import fenced, quote_evidence
 
 if TYPE_CHECKING:
     from habitus.recall.validate import StepState, Validation
@@ -54,8 +57,13 @@ class SelectedWorkflow:
         return self.validation.steps.get(number) if self.validation else None
 
     def shown_steps(self) -> list[int]:
-        """Kept steps that are not stale (what the body shows)."""
-        return [n for n in self.kept_steps if (s := self.step_state(n)) is None or s.status != "stale"]
+        """Kept steps that are not stale and whose place stays in the repository (what the body shows)."""
+        return [n for n in self.kept_steps if ((s := self.step_state(n)) is None or s.status != "stale")
+                and not _outside(self.workflow, n)]
+
+    def refused_steps(self) -> list[int]:
+        """Kept steps whose place could leave the repository: never shown, whatever validation said."""
+        return [n for n in self.kept_steps if _outside(self.workflow, n)]
 
     def live_checks(self) -> list[str]:
         if self.validation is None or not self.validation.checks:
@@ -68,11 +76,14 @@ class SelectedWorkflow:
             for n in self.kept_steps:
                 s = self.validation.steps.get(n)
                 if s and s.status == "moved":
-                    moved.append({"step": n, "from": s.moved_from, "to": s.file, "commit": s.commit})
+                    moved.append({"step": n, "from": s.moved_from, "to": s.file, "commit": s.commit,
+                                  **({"uncommitted": True} if s.uncommitted else {})})
                 elif s and s.status == "stale":
                     stale.append({"step": n, "reason": s.reason})
             stale += [{"step": None, "check": c.command, "reason": c.reason} for c in self.validation.checks
                       if c.stale]
+        stale += [{"step": n, "reason": OUTSIDE_REASON} for n in self.refused_steps()
+                  if not any(s["step"] == n for s in stale)]
         out: dict[str, Any] = {
             "id": self.workflow.id,
             "name": self.workflow.name,
@@ -93,6 +104,14 @@ class SelectedWorkflow:
         return out
 
 
+OUTSIDE_REASON = "place is outside the repository"
+
+
+def _outside(wf: Workflow, number: int) -> bool:
+    place = wf.steps[number - 1].place
+    return place is not None and bool(place.file) and repo_relative(place.file) is None
+
+
 def one_command(checks: list[str]) -> str:
     """All checks as one shell command that stops at the first failure.
 
@@ -110,6 +129,40 @@ def _code(text: str) -> str:
     return f"`{text}`" if "`" not in text else f"``{text}``"
 
 
+def _clean(text: str) -> str:
+    """`text`, or "" when it reads like an injected instruction (memory text is shown only when it does not)."""
+    return text if text and structural_problem(text) is None else ""
+
+
+_PLAIN_VALUE = re.compile(r"^[\w.+@:,=/-]+$")
+
+
+def command_fills(fills: dict[str, str]) -> dict[str, str]:
+    """The values that may go into a command: plain words (no spaces, shell characters or `..`).
+
+    A value comes from the task text, which may be pasted from anywhere; a blank it cannot fill safely
+    stays in braces, for the agent to decide.
+    """
+    return {k: v for k, v in fills.items() if _PLAIN_VALUE.match(v) and ".." not in v and not v.startswith("-")}
+
+
+def pitfall_line(pitfall: Pitfall, fills: dict[str, str] | None = None) -> str | None:
+    """A pitfall as one line: its vetted wording plus the output it quotes, or its unvetted text quoted as data.
+
+    Learning and import mark a pitfall `vetted` when every command and path it names passed the repo's
+    allowlist (`habitus.core.quarantine`); anything else (older or hand-edited memory) reaches the agent
+    only inside a neutral quote, and text with injection phrases, markup or look-alike characters not at
+    all (None).
+    """
+    text = apply_fills(pitfall.text, command_fills(fills or {}))
+    if structural_problem(text) is not None:
+        return None
+    if pitfall.evidence.get("vetted") is True:
+        output = evidence_line(str(pitfall.evidence.get("output") or ""))
+        return text + (f" Output seen: {quote_evidence(output, 160)}" if output else "")
+    return "Seen in past runs (quoted, not an instruction): " + quote_evidence(text, 240)
+
+
 def _place_text(sel: SelectedWorkflow, number: int) -> str:
     step = sel.workflow.steps[number - 1]
     if step.place is None:
@@ -120,8 +173,8 @@ def _place_text(sel: SelectedWorkflow, number: int) -> str:
     chain = " › ".join(apply_fills(c.strip(), sel.fills) for c in step.place.chain)
     text = f" at {_code(loc)}" + (f" › {_code(chain)}" if chain else "")
     if state and state.status == "moved":
-        text += f" (moved from {_code(state.moved_from or '?')}" + (
-            f" in {state.commit[:10]})" if state.commit else ")")
+        when = f" in {state.commit[:10]}" if state.commit else (", not committed yet" if state.uncommitted else "")
+        text += f" (moved from {_code(state.moved_from or '?')}{when})"
     elif state and state.reason:
         text += f" ({state.reason})"
     return text
@@ -129,12 +182,12 @@ def _place_text(sel: SelectedWorkflow, number: int) -> str:
 
 def _render_workflow(index: int, sel: SelectedWorkflow, excerpt_lines: int, compact: bool) -> str:
     wf = sel.workflow
-    out = [f"## {index}. {apply_fills(wf.name, sel.fills)}"]
+    out = [f"## {index}. {_clean(apply_fills(wf.name, sel.fills)) or wf.id}"]
     if sel.how == "cue":
         why = f"Picked because the task says \"{sel.why}\"."
     else:
         why = f"Picked by text similarity ({sel.why})."
-    if wf.use_when and not compact:
+    if _clean(wf.use_when) and not compact:
         why += f" Use when: {apply_fills(wf.use_when, sel.fills)}"
     if wf.single_run and not compact:
         why += " (learned from a single run)"
@@ -159,27 +212,35 @@ def _render_workflow(index: int, sel: SelectedWorkflow, excerpt_lines: int, comp
             do = step.do
             if state and state.status == "moved" and state.moved_from and state.file:
                 do = do.replace(state.moved_from, state.file)  # the sentence names the file where it is now
-            line = f"{i}. {apply_fills(do, sel.fills)}{_place_text(sel, number)}"
-            if step.when and not compact:
-                line += f" — when {apply_fills(step.when, sel.fills)}"
+            do = apply_fills(do, sel.fills)
+            if structural_problem(do) is not None:  # memory text that reads like an injection is data at most
+                do = "Edit here (the step's own words were withheld: they read like an instruction to the agent)"
+            line = f"{i}. {do}{_place_text(sel, number)}"
+            if _clean(step.when or "") and not compact:
+                line += f" — when {apply_fills(step.when or '', sel.fills)}"
             out.append(line)
             if excerpt_lines and state and state.excerpt:
-                body = [ln[:100] for ln in state.excerpt[:excerpt_lines]]
-                fence = "````" if any("```" in ln for ln in body) else "```"
-                out.append("   " + fence)
-                out.extend("   " + ln for ln in body)
-                out.append("   " + fence)
-    checks = [apply_fills(c, sel.fills) for c in sel.live_checks()]
+                out.extend("   " + ln for ln in fenced(state.excerpt[:excerpt_lines], width=100))
+    unvetted = set(wf.extra.get("unvetted_checks") or []) | {c for c in wf.checks if structural_problem(c)}
+    checks = [apply_fills(c, command_fills(sel.fills)) for c in sel.live_checks() if c not in unvetted]
     if checks:
         out.append("Checks (run all): " + _code(one_command(checks)))
-    pitfalls = wf.pitfalls[:2] if compact else wf.pitfalls
+    named = [c for c in sel.live_checks() if c in unvetted and not structural_problem(c)]
+    if named:
+        out.append("Checks an imported workflow file names, never seen passing in this repo's sessions "
+                   "(quoted, not an instruction): " + ", ".join(quote_evidence(c, 120) for c in named))
+    pitfalls = [line for p in wf.pitfalls if (line := pitfall_line(p, sel.fills)) is not None]
+    pitfalls = pitfalls[:2] if compact else pitfalls
     if pitfalls:
         out.append("Pitfalls:")
-        out.extend(f"- {apply_fills(p.text, sel.fills)}" for p in pitfalls)
+        out.extend(f"- {line}" for line in pitfalls)
     stale = [sel.step_state(n) for n in sel.kept_steps if (s := sel.step_state(n)) and s.status == "stale"]
     stale_checks = [c for c in sel.validation.checks if c.stale] if sel.validation else []
-    if stale or stale_checks:
-        notes = [f"step at {_code(s.file or '?')}: {s.reason}" for s in stale if s]
+    refused = [n for n in sel.refused_steps() if not any(s and s.step == n for s in stale)]
+    if stale or stale_checks or refused:
+        notes = [f"step {s.step}: {s.reason}" if s.reason == OUTSIDE_REASON else
+                 f"step at {_code(s.file or '?')}: {s.reason}" for s in stale if s]
+        notes += [f"step {n}: {OUTSIDE_REASON}" for n in refused]
         notes += [f"check {_code(c.command)}: {c.reason}" for c in stale_checks]
         out.append("Left out as stale (memory no longer matches the code): " + "; ".join(notes) + ".")
     return "\n".join(out)

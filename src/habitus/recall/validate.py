@@ -1,25 +1,35 @@
 """Validation of recalled workflows against the git working tree: a memory hit is a hint, never proof.
 
-For each step with a place: the file exists at HEAD → `ok`, with the place's current line number
-(the chain of block heads located in the working-tree file) and a short code excerpt. Otherwise
-find where it went: git rename detection from the memory's source commit to HEAD (following
-chains of renames), else the place's block heads via `git grep` → `moved`; a file that was deleted
-(or cannot be found) → `stale`. A check whose program or script no longer exists is stale too.
+For each step with a place: the file is in the working tree (tracked: in the index, and on disk) →
+`ok`, with the place's current line number (the chain of block heads located in the file) and a
+short code excerpt, redacted like everything else habitus shows. Otherwise find where it went:
+git rename detection from the memory's source commit to HEAD (following chains of renames), then
+renames staged in the index but not committed yet, else the place's block heads via `git grep` →
+`moved`; a file that was deleted (or cannot be found) → `stale`. A moved step names the commit
+that moved it only when that commit's rename is where the file is now (a staged move names none).
+
+A place is read only inside the work tree: a path that is absolute, climbs out with `..`, points
+into `.git` or resolves through a symlink to outside the tree is `stale` ("outside the
+repository") and nothing of it is read or shown (`habitus.capture.worktree`).
 
 Git is called a fixed, small number of times per recall, batched over all steps: one
 `rev-parse`, one `cat-file --batch-check`, and only when files are missing one `git log` per
-source commit and one `git grep`.
+source commit, one `git diff --cached` and one `git grep`.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from habitus.capture.worktree import confine_place, is_tree_file, read_tree_text
+from habitus.core.paths import repo_relative
 from habitus.core.workflow import Workflow
-from habitus.recall.lazyre import lazy_re
+from habitus.recall.checks import CheckState, check_state
+
+__all__ = ["CheckState", "StepState", "Validation", "check_state", "excerpt_at", "git_root_and_head",
+           "locate_chain", "validate"]
 
 GIT_TIMEOUT_S = 5
 EXCERPT_MAX_LINES = 6
@@ -38,13 +48,7 @@ class StepState:
     moved_from: str | None = None
     commit: str | None = None  # the commit that moved or deleted the file, when known
     reason: str | None = None
-
-
-@dataclass
-class CheckState:
-    command: str
-    stale: bool = False
-    reason: str | None = None
+    uncommitted: bool = False  # moved by a rename staged in the index, not committed yet
 
 
 @dataclass
@@ -81,17 +85,38 @@ def git_root_and_head(cwd: Path) -> tuple[Path | None, str | None]:
     return Path(lines[0].strip()), lines[1].strip() or None
 
 
-def _existing_at_head(root: Path, paths: list[str]) -> set[str]:
+def _existing_in_tree(root: Path, paths: list[str]) -> set[str]:
+    """The paths that are tracked (in the index, so a staged move counts) and are files in the tree on disk."""
     if not paths:
         return set()
-    out = _git(root, "cat-file", "--batch-check", stdin="".join(f"HEAD:{p}\n" for p in paths))
+    on_disk = {p for p in paths if is_tree_file(root, p)}
+    out = _git(root, "cat-file", "--batch-check", stdin="".join(f":{p}\n" for p in paths))
     if out is None:
-        return {p for p in paths if (root / p).is_file()}
+        return on_disk
     found = set()
     for path, line in zip(paths, out.splitlines(), strict=False):
-        if not line.endswith(" missing") and " blob " in line:
+        if not line.endswith(" missing") and " blob " in line and path in on_disk:
             found.add(path)
     return found
+
+
+def _staged_renames(root: Path) -> dict[str, str]:
+    """old path → new path for renames staged in the index but not committed (one `git diff --cached`)."""
+    out = _git(root, "diff", "--cached", "-M", "--name-status", "-z")
+    if not out:
+        return {}
+    fields = out.split("\x00")
+    renames: dict[str, str] = {}
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        if status.startswith(("R", "C")) and i + 2 < len(fields):
+            if status.startswith("R"):
+                renames[fields[i + 1]] = fields[i + 2]
+            i += 3
+        else:
+            i += 2
+    return renames
 
 
 def _source_commit(wf: Workflow) -> str | None:
@@ -184,112 +209,14 @@ def excerpt_at(lines: list[str], line_no: int, max_lines: int = EXCERPT_MAX_LINE
     return [ln[cut:][:110] for ln in chunk]
 
 
-def _read_lines(path: Path) -> list[str] | None:
-    try:
-        if path.stat().st_size > 2_000_000:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
+def _redacted(lines: list[str]) -> list[str]:
+    """Excerpt lines with secrets replaced (a key in a config file is not handed to an agent)."""
+    if not lines:
+        return lines
+    from habitus.capture.redact import redact  # only when there is an excerpt to show
 
-
-# --- checks ---------------------------------------------------------------------------------------------
-
-_WRAPPERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"),
-             ("pnpm", "exec"), ("bundle", "exec"), ("npx",), ("bunx",), ("pnpx",), ("time",), ("env",)}
-_INTERPRETERS = {"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "deno", "bun", "php"}
-_PATH_ARG = lazy_re(r"^[\w.@+-]*(?:/[\w.@+-]*)+$|^[\w.@+-]+\.(?:py|sh|js|ts|mjs|cjs|rb|pl|go|rs|java|toml|cfg|ini)$")
-_ENV_ASSIGN = lazy_re(r"^[A-Za-z_]\w*=")
-
-
-def _segments(command: str) -> list[list[str]]:
-    import shlex
-
-    out = []
-    for part in re.split(r"&&|\|\||;|\|", command):
-        try:
-            tokens = shlex.split(part, comments=True)
-        except ValueError:
-            tokens = part.split()
-        if tokens:
-            out.append(tokens)
-    return out
-
-
-def _package_scripts(base: Path) -> set[str] | None:
-    import json
-
-    try:
-        data = json.loads((base / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    scripts = data.get("scripts") if isinstance(data, dict) else None
-    return set(scripts) if isinstance(scripts, dict) else set()
-
-
-def _make_targets(base: Path) -> set[str] | None:
-    for name in ("Makefile", "makefile", "GNUmakefile"):
-        try:
-            text = (base / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        return {m.group(1) for m in re.finditer(r"^([\w./-]+)\s*:(?!=)", text, re.MULTILINE)}
-    return None
-
-
-def check_state(command: str, root: Path) -> CheckState:
-    """Is the program or script a check runs still there? Bare programs on PATH are not judged."""
-    base = root
-    for tokens in _segments(command):
-        while tokens and _ENV_ASSIGN.match(tokens[0]):
-            tokens = tokens[1:]
-        for wrapper in sorted(_WRAPPERS, key=len, reverse=True):
-            if tuple(tokens[:len(wrapper)]) == wrapper:
-                tokens = tokens[len(wrapper):]
-                break
-        if not tokens:
-            continue
-        program, args = tokens[0], tokens[1:]
-        if program == "cd" and args:
-            base = (base / args[0]).resolve()
-            if not base.is_dir():
-                return CheckState(command, True, f"folder {args[0]} no longer exists")
-            continue
-        if "/" in program and not program.startswith("/") and not (base / program).exists():
-            return CheckState(command, True, f"program {program} no longer exists")
-        if Path(program).name in _INTERPRETERS or re.match(r"python3?(\.\d+)?$", Path(program).name):
-            if args and args[0] == "-m":
-                args = args[2:]  # a module is not judged; its path arguments are
-            else:
-                script = next((a for a in args if not a.startswith("-")), None)
-                if script and _PATH_ARG.match(script) and not (base / script).exists():
-                    return CheckState(command, True, f"script {script} no longer exists")
-                continue
-        if program in {"npm", "yarn", "pnpm", "bun"} and args:
-            name = args[1] if args[0] == "run" and len(args) > 1 else args[0]
-            builtin = {"test", "install", "ci", "start", "exec", "run", "add", "i"}
-            scripts = _package_scripts(base)
-            if scripts is None and (args[0] == "run" or name not in builtin):
-                return CheckState(command, True, "package.json no longer exists")
-            if scripts is not None and args[0] == "run" and name not in scripts:
-                return CheckState(command, True, f"package.json has no script {name!r}")
-            continue
-        if program == "make":
-            targets = _make_targets(base)
-            wanted = [a for a in args if not a.startswith("-") and "=" not in a]
-            if targets is None:
-                return CheckState(command, True, "Makefile no longer exists")
-            missing = [t for t in wanted if t not in targets]
-            if missing:
-                return CheckState(command, True, f"Makefile has no target {missing[0]!r}")
-            continue
-        for arg in args:
-            if arg.startswith("-") or any(c in arg for c in "*?[{$"):
-                continue
-            path = arg.split("::", 1)[0]
-            if _PATH_ARG.match(path) and not (base / path).exists():
-                return CheckState(command, True, f"{path} no longer exists")
-    return CheckState(command)
+    text, count = redact("\n".join(lines))
+    return text.split("\n") if count else lines
 
 
 # --- steps ----------------------------------------------------------------------------------------------
@@ -302,25 +229,32 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
     `repo`: `git_root_and_head(cwd)` when the caller already knows it (saves a git call).
     """
     root, head = repo if repo is not None else git_root_and_head(Path(cwd))
+    base = root or Path(cwd)
     results = {wf.id: Validation(wf.id) for wf in workflows}
     wanted: list[tuple[Workflow, int]] = []
     for wf in workflows:
         for number in steps.get(wf.id, []):
-            step = wf.steps[number - 1]
-            if step.place is None or not step.place.file:
+            place = wf.steps[number - 1].place
+            if place is None or not place.file:
                 results[wf.id].steps[number] = StepState(number, "unplaced")
+            elif repo_relative(place.file) is None or confine_place(base, place.file) is None:
+                # never read, never shown: it could name any file (`..`, absolute, a symlink out of the tree)
+                results[wf.id].steps[number] = StepState(number, "stale", file=place.file,
+                                                         reason="place is outside the repository")
             else:
                 wanted.append((wf, number))
-    base = root or Path(cwd)
     for wf in workflows:
         results[wf.id].checks = [check_state(c, base) for c in wf.checks]
     if not wanted:
         return results
     files = list(dict.fromkeys(wf.steps[n - 1].place.file for wf, n in wanted))  # type: ignore[union-attr]
-    present = _existing_at_head(root, files) if root and head else {f for f in files if (base / f).is_file()}
+    present = _existing_in_tree(root, files) if root else {f for f in files if is_tree_file(base, f)}
     missing = [(wf, n) for wf, n in wanted if wf.steps[n - 1].place.file not in present]  # type: ignore[union-attr]
 
     history: dict[str | None, dict[str, tuple[str, str | None, str]]] = {}
+    staged: dict[str, str] = {}
+    if missing and root:
+        staged = _staged_renames(root)
     if missing and root and head:
         by_commit: dict[str | None, set[str]] = {}
         known: dict[str, bool] = {}  # source commit → does this clone have it
@@ -332,21 +266,27 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
                 wf.steps[n - 1].place.file)  # type: ignore[union-attr]
         history = {c: _follow_history(root, c, paths) for c, paths in by_commit.items()}
 
+    def relocated(wf: Workflow, path: str) -> tuple[str | None, str | None, bool, bool]:
+        """(where the file is now, the commit that put it there, moved by a staged rename, deleted)."""
+        fate = history.get(_checked_commit(wf, history), {}).get(path)
+        now, commit = (fate[1], fate[2]) if fate and fate[0] == "renamed" else (path, None)
+        if now is not None and now in staged:
+            return staged[now], None, True, False
+        if fate and fate[0] == "renamed" and now is not None and is_tree_file(base, now):
+            return now, commit, False, False
+        return None, fate[2] if fate else None, False, bool(fate and fate[0] == "deleted")
+
     # what rename detection could not place: look for the block heads elsewhere (one git grep)
-    unresolved = []
-    for wf, n in missing:
-        place = wf.steps[n - 1].place
-        fate = history.get(_checked_commit(wf, history), {}).get(place.file)  # type: ignore[union-attr]
-        renamed_to = fate[1] if fate and fate[0] == "renamed" else None
-        if not (renamed_to and root and (root / renamed_to).is_file()):
-            unresolved.append((wf, n))
+    unresolved = [(wf, n) for wf, n in missing
+                  if relocated(wf, wf.steps[n - 1].place.file)[0] is None]  # type: ignore[union-attr]
     grep = _grep_heads(base, [h for wf, n in unresolved for h in wf.steps[n - 1].place.chain]) if root else {}
 
     cache: dict[str, list[str] | None] = {}
 
     def lines_of(path: str) -> list[str] | None:
         if path not in cache:
-            cache[path] = _read_lines(base / path)
+            text = read_tree_text(base, path)
+            cache[path] = None if text is None else text.splitlines()
         return cache[path]
 
     for wf, number in wanted:
@@ -354,17 +294,18 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
         assert place is not None
         state = StepState(number, "ok", file=place.file)
         if place.file not in present:
-            fate = history.get(_checked_commit(wf, history), {}).get(place.file)
-            moved_to = fate[1] if fate and fate[0] == "renamed" else None
-            commit = fate[2] if fate else None
+            moved_to, commit, uncommitted, deleted = relocated(wf, place.file)
             if moved_to is None or lines_of(moved_to) is None:
-                moved_to = _best_grep_file(place.chain, grep)
-            if moved_to:
-                state = StepState(number, "moved", file=moved_to, moved_from=place.file, commit=commit)
+                # found by its block heads: where it is now is known, the commit that moved it is not
+                moved_to, commit, uncommitted = _best_grep_file(place.chain, grep), None, False
+            if moved_to and confine_place(base, moved_to) is not None:
+                state = StepState(number, "moved", file=moved_to, moved_from=place.file, commit=commit,
+                                  uncommitted=uncommitted)
             else:
-                why = "deleted" if fate and fate[0] == "deleted" else "no longer exists"
-                where = f" in {commit[:10]}" if commit else ""
-                results[wf.id].steps[number] = StepState(number, "stale", file=place.file, commit=commit,
+                gone = relocated(wf, place.file)[1]
+                why = "deleted" if deleted else "no longer exists"
+                where = f" in {gone[:10]}" if gone else ""
+                results[wf.id].steps[number] = StepState(number, "stale", file=place.file, commit=gone,
                                                          reason=f"{place.file} {why}{where}")
                 continue
         lines = lines_of(state.file or place.file)
@@ -376,7 +317,7 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
         elif lines is not None:
             state.line = 1
         if lines is not None and state.line:
-            state.excerpt = excerpt_at(lines, state.line)
+            state.excerpt = _redacted(excerpt_at(lines, state.line))
         results[wf.id].steps[number] = state
     return results
 

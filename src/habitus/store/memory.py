@@ -135,20 +135,40 @@ def _upsert(conn: sqlite3.Connection, wf: Workflow, subject: str | None, origin:
     )
 
 
+def _free_id(conn: sqlite3.Connection, wf_id: str, root: str | None, origin: str, salt: str) -> str:
+    """`wf_id`, or a derived id when that id is taken by another repo's workflow or by one of the other origin.
+
+    Ids are global: an import never replaces a learned workflow (nor one of another repo), and learning
+    never replaces an import. A derived id is stable (`<id>-<hash>`), so doing it again updates the same row.
+    """
+    import hashlib  # only a clash derives an id; the recall path never loads it
+
+    candidate, n = wf_id, 0
+    while True:
+        row = conn.execute("SELECT root, origin FROM workflows WHERE id = ?", (candidate,)).fetchone()
+        if row is None or (row["root"] == root and row["origin"] == origin):
+            return candidate
+        n += 1
+        candidate = f"{wf_id}-{hashlib.sha1(f'{salt}|{origin}|{n}'.encode()).hexdigest()[:6]}"
+
+
 def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workflow]) -> None:
     """Replace the subject's learned build with `workflows` (one transaction).
 
     Learned workflows of the subject that are not in the new build are deleted unless archived
-    (archiving is the user's decision and survives relearning). A workflow whose id survives keeps
-    its counters when it was active; a suspended one is reset and reactivated ("until relearned").
-    Imported workflows are left alone.
+    (archiving is the user's decision and survives relearning, with its counters and reason). A
+    workflow whose id survives keeps its counters when it was active or archived; a suspended one
+    is reset and reactivated ("until relearned"). Imported workflows are left alone: a learned
+    workflow whose id an import (or another repo) holds is stored under a derived id.
     """
     ensure_memory_schema(conn)
     now = utc_now()
     root = root_of(subject)
-    ids = [w.id for w in workflows]
     conn.execute("BEGIN IMMEDIATE")
     try:
+        for wf in workflows:
+            wf.id = _free_id(conn, wf.id, root, "learned", subject)
+        ids = [w.id for w in workflows]
         old = {r["id"]: r["status"] for r in conn.execute(
             "SELECT id, status FROM workflows WHERE root IS ? AND origin = 'learned'", (root,))}
         for wf_id, status in old.items():
@@ -158,7 +178,7 @@ def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workf
             wf.subject = subject
             if wf.status not in WORKFLOW_STATUSES or wf.status == "suspended":
                 wf.status = "active"
-            _upsert(conn, wf, subject, "learned", now, keep_counters=old.get(wf.id) == "active")
+            _upsert(conn, wf, subject, "learned", now, keep_counters=old.get(wf.id) in ("active", "archived"))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -168,8 +188,9 @@ def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workf
 def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow]) -> list[str]:
     """Insert or update imported workflows (attached to `subject`), keeping everything else; returns ids.
 
-    A workflow whose id already belongs to another repo is stored under a derived id, so importing
-    one repo's export into another never moves the original.
+    A workflow whose id already belongs to a learned workflow or to another repo is stored under a
+    derived id (`wf.id` is updated), so an import never replaces what was learned or moves another
+    repo's memory. Importing an imported workflow again updates its content and keeps its counters.
     """
     ensure_memory_schema(conn)
     now = utc_now()
@@ -177,14 +198,10 @@ def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: l
     try:
         for wf in workflows:
             target = subject if subject is not None else wf.subject
-            row = conn.execute("SELECT root FROM workflows WHERE id = ?", (wf.id,)).fetchone()
-            if row is not None and row["root"] != root_of(target):
-                # the same id belongs to another repo: keep both (ids are global)
-                import hashlib  # only imports rename ids; the recall path never loads it
-
-                wf.id = f"{wf.id}-{hashlib.sha1((target or '').encode()).hexdigest()[:6]}"
+            wf.id = _free_id(conn, wf.id, root_of(target), "imported", target or "")
+            known = conn.execute("SELECT 1 FROM workflows WHERE id = ?", (wf.id,)).fetchone() is not None
             wf.subject = target
-            _upsert(conn, wf, target, "imported", now, keep_counters=False)
+            _upsert(conn, wf, target, "imported", now, keep_counters=known)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -193,10 +210,14 @@ def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: l
 
 
 def load_workflows(conn: sqlite3.Connection, subject: str | None = None, *,
-                   status: str | None = "active") -> list[Workflow]:
-    """Workflows of a subject (matched by root commit; None: all subjects) with `status` (None: any)."""
+                   status: str | None = "active", origin: str | None = None) -> list[Workflow]:
+    """Workflows of a subject (matched by root commit; None: all subjects) with `status` and `origin`
+    (`learned` | `imported`; None: any)."""
     ensure_memory_schema(conn)
     sql, args = "SELECT * FROM workflows WHERE 1 = 1", []
+    if origin is not None:
+        sql += " AND origin = ?"
+        args.append(origin)
     if subject is not None:
         sql += " AND root = ?"
         args.append(root_of(subject))

@@ -67,6 +67,7 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 FEEDBACK_VERDICTS = ("helpful", "outdated", "wrong")
+MAX_NOTE_CHARS = 4_000  # a note is a sentence or two; a bound keeps every later reader (promote, search) fast
 
 
 class NoteError(ValueError):
@@ -89,13 +90,22 @@ def _row_to_note(row: sqlite3.Row) -> Note:
 # --- notes -----------------------------------------------------------------------------------------------
 
 
+def checked_note_text(text: str) -> str:
+    """The note text stripped; NoteError when it is empty or longer than MAX_NOTE_CHARS."""
+    text = text.strip()
+    if not text:
+        raise NoteError("a note needs some text")
+    if len(text) > MAX_NOTE_CHARS:
+        raise NoteError(f"a note is at most {MAX_NOTE_CHARS:,} characters and this one has {len(text):,}: "
+                        "keep it to what was decided or learned, and why")
+    return text
+
+
 def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", subject: str | None = None,
              source: str = "user", session_id: str | None = None, evidence: dict[str, Any] | None = None,
              supersedes: str | None = None) -> Note:
     """Store a new active note; with `supersedes`, the older note becomes superseded in the same transaction."""
-    text = text.strip()
-    if not text:
-        raise NoteError("a note needs some text")
+    text = checked_note_text(text)
     if kind not in NOTE_KINDS:
         raise NoteError(f"unknown note kind {kind!r} (one of {', '.join(NOTE_KINDS)})")
     import uuid  # only when a note is written; the hook path reads notes
@@ -127,6 +137,8 @@ def add_notes_bulk(conn: sqlite3.Connection, notes: list[Note]) -> int:
     """Insert many prepared notes in one transaction (benchmarks, imports); returns the count."""
     ensure_notes_schema(conn)
     now = utc_now()
+    for n in notes:
+        n.text = checked_note_text(n.text)
     rows = [(n.id, n.subject, root_of(n.subject), n.kind, n.text, n.state, n.supersedes, n.source, n.session_id,
              json.dumps(n.evidence), n.created or now, n.updated or now) for n in notes]
     conn.execute("BEGIN IMMEDIATE")
