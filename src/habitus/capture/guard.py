@@ -73,6 +73,12 @@ def read_bounded(path: Path | str, limit: int) -> bytes:
     return data
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line for a report (an OSError's reason, not its repr)."""
+    text = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)).strip()
+    return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
 # --- values ------------------------------------------------------------------------------------------------
 
 

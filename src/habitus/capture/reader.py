@@ -18,7 +18,7 @@ from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.common import ReadResult
-from habitus.capture.guard import load_json, open_regular, sanitize_trace
+from habitus.capture.guard import load_json, one_line, open_regular, sanitize_trace
 from habitus.capture.otel import read_otel
 from habitus.capture.otel_export import looks_like_otel
 from habitus.capture.outcome import apply_coding_outcome
@@ -109,10 +109,10 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
         else:
             raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     except (OSError, ValueError) as exc:
-        result.errors.append({"path": str(path), "message": _one_line(exc)})
+        result.errors.append({"path": str(path), "message": one_line(exc)})
         return result
     except Exception as exc:  # noqa: BLE001 - a reader fault loses this file's read, never the run (guard.py)
-        result.errors.append({"path": str(path), "message": f"unreadable ({type(exc).__name__}: {_one_line(exc)})"})
+        result.errors.append({"path": str(path), "message": f"unreadable ({type(exc).__name__}: {one_line(exc)})"})
         return result
     finished = []
     for trace in result.traces:
@@ -122,7 +122,7 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
             result.redactions += redact_trace(trace)
         except Exception as exc:  # noqa: BLE001 - one malformed trace is reported, the others are kept
             result.errors.append({"path": str(path), "message": f"trace {str(trace.id)[:80]} dropped "
-                                                                f"({type(exc).__name__}: {_one_line(exc)})"})
+                                                                f"({type(exc).__name__}: {one_line(exc)})"})
             continue
         finished.append(trace)
     result.traces = finished
@@ -148,13 +148,6 @@ def _load_rewards(rewards: dict[str, bool] | Path | str | None) -> dict[str, boo
     from habitus.capture.spans import load_rewards
 
     return load_rewards(rewards)
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]
 
 
 def _is_otel_file(path: Path) -> bool:
