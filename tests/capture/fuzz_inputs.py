@@ -20,6 +20,7 @@ tests/capture/fuzz_inputs.py`), which is how the figures for the code before the
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import sys
@@ -49,6 +50,7 @@ UNKNOWN_LINES: tuple[str, ...] = (
     "null", "{}", '{"type": "response_item", "payload": 3}', '{"type": "user", "message": "not a dict"}',
     '{"type": "assistant", "message": {"content": 5}}', '{"type": "event_msg", "payload": {"type": null}}',
 )
+INGEST_EVERY = 25  # the ingest phase takes every 25th damaged input (each is ingested three times)
 INVALID_UTF8: tuple[bytes, ...] = (b"\xff", b"\xfe\xfe", b"\xc3", b"\xed\xa0\x80", b"\x80\x80", b"\xf4\x90\x80\x80",
                                    b"\xc0\xaf")
 
@@ -62,6 +64,17 @@ class Damaged:
     filename: str
     data: bytes
     siblings: dict[str, bytes] = field(default_factory=dict)
+    fifo: bool = False  # put a named pipe (with no writer) where the file would be
+
+    def write(self, folder: Path) -> Path:
+        path = folder / self.filename
+        if self.fifo:
+            os.mkfifo(path)
+        else:
+            path.write_bytes(self.data)
+        for name, data in self.siblings.items():
+            (folder / name).write_bytes(data)
+        return path
 
 
 @dataclass
@@ -220,10 +233,10 @@ def _json_units(seed: Seed) -> tuple[list[Any], str] | None:
     return [json.loads(line) for line in text.splitlines() if line.strip()], "lines"
 
 
-def damaged_inputs(seed_value: int = 20260301, *, type_variants: int = 260, huge_mb: int = 3) -> list[Damaged]:
-    """Every damaged input, deterministically from `seed_value`."""
+def damaged_inputs(seed_value: int = 20260301, *, type_variants: int = 499, huge_mb: int = 3) -> list[Damaged]:
+    """Every damaged input, deterministically from `seed_value` (5,089 with the defaults)."""
     rng = random.Random(seed_value)
-    out: list[Damaged] = []
+    out: list[Damaged] = [Damaged("fifo/named-pipe/0", "claude", "pipe.jsonl", b"", fifo=True)]
     for seed in seeds():
         data = seed.data
 
@@ -321,7 +334,8 @@ class FuzzReport:
     inputs: int = 0
     reads: int = 0
     traces: int = 0
-    crashes: int = 0
+    crashes: int = 0  # reads that raised
+    crashed_inputs: int = 0  # inputs with at least one read that raised
     hangs: int = 0
     sites: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
@@ -332,7 +346,9 @@ class FuzzReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"inputs": self.inputs, "reads": self.reads, "traces_stored": self.traces, "crashes": self.crashes,
-                "distinct_crash_sites": len(self.sites), "hangs": self.hangs, "file_errors": self.file_errors,
+                "crashed_inputs": self.crashed_inputs,
+                "distinct_crash_sites": sum(1 for site in self.sites if not site.startswith("hang ")),
+                "hangs": self.hangs, "file_errors": self.file_errors,
                 "error_kinds": dict(self.error_kinds.most_common()),
                 "guarded_lines": dict(self.guarded_lines.most_common()),
                 "sites": dict(self.sites.most_common()), "examples": self.examples, "seconds": round(self.seconds, 1)}
@@ -346,17 +362,16 @@ def run_readers(inputs: list[Damaged], workdir: Path, *, per_read_s: float = 10.
     report = FuzzReport(inputs=len(inputs))
     started = time.perf_counter()
     with open_store(workdir / "fuzz.db") as store:
-        for number, item in enumerate(inputs):
-            folder = workdir / f"in{number}"
-            folder.mkdir()
-            (folder / item.filename).write_bytes(item.data)
-            for name, data in item.siblings.items():
-                (folder / name).write_bytes(data)
+        for item in inputs:
+            folder = workdir / item.name.split("/")[0]  # one folder per seed: its siblings stay, the file changes
+            folder.mkdir(exist_ok=True)
+            path = item.write(folder)
+            crashes_before = report.crashes
             for fmt in (None, item.fmt):
                 report.reads += 1
                 try:
                     with deadline(per_read_s):
-                        result = read_trace_file(folder / item.filename, fmt=fmt)
+                        result = read_trace_file(path, fmt=fmt)
                         report.file_errors += bool(result.errors and not result.traces)
                         report.error_kinds.update(" ".join(e["message"].split()[:3]) for e in result.errors)
                         report.guarded_lines.update({k: v for k, v in result.unknown_types.items()
@@ -365,14 +380,112 @@ def run_readers(inputs: list[Damaged], workdir: Path, *, per_read_s: float = 10.
                             store.put_trace(trace)
                             report.traces += 1
                 except Hang:
-                    report.hangs += 1
+                    report.hangs += fmt is None  # an input that hangs counts once, not once per read
                     report.sites[f"hang {item.name.split('/')[0]}/{item.name.split('/')[1]}"] += 1
                 except Exception as exc:  # noqa: BLE001 - counting what escapes is the point
                     report.crashes += 1
                     site = crash_site(exc)
                     report.sites[site] += 1
                     report.examples.setdefault(site, item.name)
-            (folder / item.filename).unlink()
+            report.crashed_inputs += report.crashes > crashes_before
+            path.unlink()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+@dataclass
+class IngestFuzzReport:
+    inputs: int = 0
+    ingests: int = 0
+    crashes: int = 0  # ingest_paths raised
+    hangs: int = 0
+    good_files_missed: int = 0  # a good file beside a damaged one that was not stored
+    traces_lost: int = 0  # stored traces that went away or came back smaller, at least once
+    errors_reported: int = 0  # files reported as unreadable (one line each; the run went on)
+    sites: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"inputs": self.inputs, "ingests": self.ingests, "crashes": self.crashes, "hangs": self.hangs,
+                "good_files_missed": self.good_files_missed, "traces_lost": self.traces_lost,
+                "errors_reported": self.errors_reported, "sites": dict(self.sites.most_common()),
+                "seconds": round(self.seconds, 1)}
+
+
+def run_ingest(inputs: list[Damaged], workdir: Path, *, per_ingest_s: float = 20.0) -> IngestFuzzReport:
+    """Ingest each damaged input beside a good file, and in place of its seed's own stored file.
+
+    After every ingest, the good file must be stored and no trace stored before may be missing or
+    smaller (steps, tool results) than it was.
+    """
+    from habitus.capture.ingest import ingest_paths
+    from habitus.store import open_store
+
+    report = IngestFuzzReport(inputs=len(inputs))
+    started = time.perf_counter()
+    seed_files: dict[str, Path] = {}
+    for seed in seeds():
+        folder = workdir / "seeds" / seed.name
+        folder.mkdir(parents=True)
+        seed_files[seed.name] = Damaged(seed.name, seed.fmt, seed.filename, seed.data, seed.siblings).write(folder)
+    with open_store(workdir / "ingest.db") as store:
+        ingest_paths([workdir / "seeds"], store)
+        high: dict[str, tuple[int, int]] = {}
+
+        def extents() -> dict[str, tuple[int, int]]:
+            """`reconcile.extent` of every stored trace, in one query."""
+            rows = store.conn.execute(
+                "SELECT t.id, t.n_steps, (SELECT count(*) FROM steps s WHERE s.trace_id = t.id "
+                "AND s.output IS NOT NULL) FROM traces t")
+            return {row[0]: (row[1], row[2]) for row in rows}
+
+        lost: set[str] = set()
+
+        def check() -> None:
+            now = extents()
+            for trace_id, size in high.items():
+                if now.get(trace_id, (0, 0)) < size:
+                    lost.add(trace_id)
+            report.traces_lost = len(lost)
+            for trace_id, size in now.items():
+                high[trace_id] = max(high.get(trace_id, size), size)
+
+        def ingest(paths: list[Path], label: str) -> None:
+            report.ingests += 1
+            try:
+                with deadline(per_ingest_s):
+                    done = ingest_paths(paths, store)
+                report.errors_reported += len(done.errors)
+            except Hang:
+                report.hangs += 1
+                report.sites[f"hang {label}"] += 1
+            except Exception as exc:  # noqa: BLE001 - counting what escapes is the point
+                report.crashes += 1
+                report.sites[crash_site(exc)] += 1
+
+        check()
+        for number, item in enumerate(inputs):
+            label = "/".join(item.name.split("/")[:2])
+            folder = workdir / f"ingest{number}"
+            folder.mkdir()
+            item.write(folder)
+            good = ClaudeSession(session_id=f"good-{number}")
+            good.user("a good file read after a damaged one")
+            good.write(folder / "zz-good.jsonl")
+            ingest([folder], label)
+            report.good_files_missed += store.get_trace(f"good-{number}") is None
+            check()
+            seed_name = item.name.split("/")[0]
+            target = seed_files.get(seed_name)
+            if target is None or item.fifo:
+                continue
+            original = target.read_bytes()
+            target.write_bytes(item.data)
+            ingest([target], f"in place {label}")
+            check()
+            target.write_bytes(original)
+            ingest([target], f"restored {label}")
+            check()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -382,6 +495,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report = run_readers(inputs, Path(tmp))
     print(json.dumps(report.to_dict(), indent=2))
+    with tempfile.TemporaryDirectory() as tmp:
+        ingest_report = run_ingest(inputs[::INGEST_EVERY], Path(tmp))
+    print(json.dumps(ingest_report.to_dict(), indent=2))
 
 
 if __name__ == "__main__":

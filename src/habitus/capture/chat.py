@@ -75,7 +75,8 @@ def _read_conversation(path: Path, line: dict[str, Any], start: int, number: int
 
 
 def _line_id(path: Path, start: int, number: int, messages: list[Any]) -> str:
-    digest = hashlib.sha1(f"{path.name}:{start}:{number}:{str(messages)[:2000]}".encode()).hexdigest()
+    text = f"{path.name}:{start}:{number}:{str(messages)[:2000]}"
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"chat-{digest[:16]}"
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus.capture.guard import INT64_MAX, load_json, open_regular
+from habitus.capture.guard import INT64_MAX, load_json, open_regular, safe_text
 from habitus.capture.longline import shrink_long_line
 from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 
@@ -53,7 +53,7 @@ class ReadResult:
             "format": self.format,
             "traces": len(self.traces),
             "skipped_lines": self.skipped_lines,
-            "unknown_types": dict(self.unknown_types),
+            "unknown_types": {safe_text(k): v for k, v in self.unknown_types.items()},
             "redactions": self.redactions,
             "errors": list(self.errors),
             "offset": self.offset,

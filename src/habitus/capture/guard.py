@@ -4,15 +4,16 @@ Four layers, generic so a new reader gets them by using the shared plumbing:
 
 - **files**: `open_regular` opens only regular files (a FIFO given by name would block forever, a
   device would never end); `read_bounded` reads a whole-document format with a size limit.
-- **values**: `load_json` decodes one JSON text with no `NaN`/`Infinity` (`1e400` becomes null), no
-  lone surrogates (`"\\ud800"` becomes U+FFFD) and a `ValueError` for anything unreadable, nesting too
-  deep for the decoder included.
+- **values**: `load_json` decodes one JSON text with no `NaN`/`Infinity` (`1e400` becomes null) and a
+  `ValueError` for anything unreadable, nesting too deep for the decoder included.
 - **lines**: `LineGuard` wraps the handling of one line: whatever a line with fields of unexpected
   types makes the reader raise, the line is skipped and counted (`<fmt>:<unreadable line: …>`), and
   the read goes on with the next line.
 - **traces**: `sanitize_trace` coerces every field of a finished trace to its declared type before
   redaction and storage: texts are `str` without lone surrogates, integers fit SQLite's 64 bits,
   floats are finite, JSON fields (tool input, meta) are plain JSON no deeper than `MAX_JSON_DEPTH`.
+  (Lone surrogates, from `"\\ud800"` escapes or file names that are not UTF-8, become U+FFFD here
+  and in `safe_text`, rather than in every decoded line: one pass over what is kept.)
 
 `read_trace_file` applies the last layer to every reader's output, and catches what still escapes a
 reader as a one-line error for that file; `ingest_paths` does the same per file, so one bad file never
@@ -95,28 +96,17 @@ _DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_consta
 
 
 def load_json(text: str) -> Any:
-    """The JSON value of `text`, made safe to keep (see the module docstring); ValueError if unreadable."""
+    """The JSON value of `text` without non-finite numbers; ValueError if unreadable (see the module docstring)."""
     try:
-        value = _DECODER.decode(text)
+        return _DECODER.decode(text)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
-    return _without_surrogates(value, text)
 
 
 def raw_decode(text: str, pos: int) -> tuple[Any, int]:
-    """The JSON value starting at `pos` in `text` and where it ends, made safe like `load_json`."""
+    """The JSON value starting at `pos` in `text` and where it ends, decoded like `load_json`."""
     try:
-        value, end = _DECODER.raw_decode(text, pos)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
-    return _without_surrogates(value, text[pos:end]), end
-
-
-def _without_surrogates(value: Any, text: str) -> Any:
-    if "\\ud" not in text and "\\uD" not in text:  # only escapes can put lone surrogates in decoded text
-        return value
-    try:
-        return safe_json(value, limit=None)
+        return _DECODER.raw_decode(text, pos)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
 
@@ -143,6 +133,17 @@ def safe_json(value: Any, depth: int = 0, limit: int | None = MAX_JSON_DEPTH) ->
     if isinstance(value, list | tuple):
         return [safe_json(v, depth + 1, limit) for v in value]
     return safe_text(str(value))
+
+
+def safe_path(path: Path | str) -> str:
+    """A path as storable, printable text: bytes of a name that is not UTF-8 are shown as `\\xNN`."""
+    text = str(path)
+    if text.isascii():
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # surrogates that do not stand for undecodable bytes
+        return safe_text(text)
 
 
 def ident(value: Any) -> str | None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.capture.discover import default_trace_paths
-from habitus.capture.guard import one_line, open_regular
+from habitus.capture.guard import one_line, open_regular, safe_json, safe_path, safe_text
 from habitus.capture.reader import cached_subject, finish_capture, iter_trace_files, read_trace_file
 from habitus.capture.reconcile import place_trace
 from habitus.core import Trace, Usage
@@ -64,7 +64,8 @@ class IngestReport:
             "traces_kept_longer": self.traces_kept_longer, "traces_renamed": self.traces_renamed,
             "steps": self.steps, "tool_calls": self.tool_calls, "skipped_lines": self.skipped_lines,
             "redactions": self.redactions, "bytes_read": self.bytes_read, "seconds": round(self.seconds, 3),
-            "unknown_types": dict(self.unknown_types), "errors": list(self.errors),
+            "unknown_types": {safe_text(k): v for k, v in self.unknown_types.items()},
+            "errors": [{k: safe_text(v) for k, v in e.items()} for e in self.errors],
         }
 
 
@@ -132,7 +133,7 @@ def ingest_paths(paths: Iterable[Path | str] | None, store: Store, *, since: str
             _ingest_file(path, store, report, since_iso=since_iso, repo_filter=repo_filter,
                          explicit=path in explicit, force=force)
         except Exception as exc:  # noqa: BLE001 - one file's failure is reported; the next file is read
-            report.errors.append({"path": str(path), "message": f"not ingested ({type(exc).__name__}: "
+            report.errors.append({"path": safe_path(path), "message": f"not ingested ({type(exc).__name__}: "
                                                                 f"{one_line(exc)})"})
         done += sizes[path]
         if progress is not None:
@@ -189,13 +190,13 @@ def _plan(path: Path, info: os.stat_result, state: FileState | None, report: Ing
 
 def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: str | None,
                  repo_filter: Callable[[Trace], bool] | None, explicit: bool, force: bool) -> None:
-    key = str(path.resolve()) if path.exists() else str(path)
+    key = safe_path(path.resolve() if path.exists() else path)
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
             open_regular(path).close()  # raises the reason (a FIFO, a device, a folder)
     except OSError as exc:
-        report.errors.append({"path": str(path), "message": f"cannot read: {exc.strerror or exc}"})
+        report.errors.append({"path": safe_path(path), "message": f"cannot read: {exc.strerror or exc}"})
         return
     if since_iso and datetime.fromtimestamp(info.st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%S") < since_iso:
         report.files_unchanged += 1
@@ -225,7 +226,8 @@ def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: s
     size = max(info.st_size, result.offset)
     whole = content_hash(path, size)
     new_state = FileState(path=key, size=size, mtime=info.st_mtime, offset=0 if behind else result.offset or size,
-                          head_hash=whole, format=result.format, trace_ids=ids, resume=result.resume,
+                          head_hash=whole, format=result.format, trace_ids=ids,
+                          resume=safe_json(result.resume, limit=None),
                           stat_key=stat_key(info))
     changed = store.commit_file(kept, new_state, expected_offset=state.offset if state else None)
     if changed is None:  # another process ingested this file meanwhile

@@ -18,7 +18,7 @@ from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.common import ReadResult
-from habitus.capture.guard import load_json, one_line, open_regular, sanitize_trace
+from habitus.capture.guard import load_json, one_line, open_regular, safe_path, sanitize_trace
 from habitus.capture.otel import read_otel
 from habitus.capture.otel_export import looks_like_otel
 from habitus.capture.outcome import apply_coding_outcome
@@ -90,7 +90,7 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
     try:
         fmt = fmt or detect_format(path)
         if fmt is None:
-            result.errors.append({"path": str(path), "message": "not a recognised trace format"})
+            result.errors.append({"path": safe_path(path), "message": "not a recognised trace format"})
             return result
         reward_map = _load_rewards(rewards)
         truth = load_ground_truth(ground_truth)
@@ -109,10 +109,11 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
         else:
             raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     except (OSError, ValueError) as exc:
-        result.errors.append({"path": str(path), "message": one_line(exc)})
+        result.errors.append({"path": safe_path(path), "message": one_line(exc)})
         return result
     except Exception as exc:  # noqa: BLE001 - a reader fault loses this file's read, never the run (guard.py)
-        result.errors.append({"path": str(path), "message": f"unreadable ({type(exc).__name__}: {one_line(exc)})"})
+        message = f"unreadable ({type(exc).__name__}: {one_line(exc)})"
+        result.errors.append({"path": safe_path(path), "message": message})
         return result
     finished = []
     for trace in result.traces:
@@ -121,7 +122,7 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
             finish_capture(trace, fmt, subjects=subjects)
             result.redactions += redact_trace(trace)
         except Exception as exc:  # noqa: BLE001 - one malformed trace is reported, the others are kept
-            result.errors.append({"path": str(path), "message": f"trace {str(trace.id)[:80]} dropped "
+            result.errors.append({"path": safe_path(path), "message": f"trace {str(trace.id)[:80]} dropped "
                                                                 f"({type(exc).__name__}: {one_line(exc)})"})
             continue
         finished.append(trace)
@@ -172,8 +173,8 @@ def iter_trace_files(paths: Iterable[Path | str], errors: list[dict[str, str]] |
 
         def unlisted(exc: OSError, top: Path = path) -> None:
             if errors is not None:
-                where = exc.filename or str(top)
-                errors.append({"path": str(where), "message": f"folder skipped: {exc.strerror or exc}"})
+                where = exc.filename or top
+                errors.append({"path": safe_path(where), "message": f"folder skipped: {exc.strerror or exc}"})
 
         found = [Path(folder) / name for folder, _, names in os.walk(path, onerror=unlisted) for name in names]
         for child in sorted(found):
