@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -92,6 +93,18 @@ def test_a_file_changed_under_the_same_size_and_mtime_is_read_again(tmp_path: Pa
         assert (report.files, report.traces) == (1, 1)
         commands = [c.input["command"] for c in store.get_trace("sess-long").tool_calls]
         assert commands == ["cat src/file_0.py", "cat src/file_9.py"]
+
+
+def test_a_file_state_from_before_content_hashes_is_upgraded_without_reading_the_file(tmp_path: Path) -> None:
+    path = _long_session(tmp_path / "session.jsonl", calls=4)
+    with open_store(tmp_path / "h.db") as store:
+        ingest_paths([path], store)
+        key = str(path.resolve())
+        store.conn.execute("UPDATE ingested_files SET stat_key = '', head_hash = 'first 4 KiB' WHERE path = ?", (key,))
+        again = ingest_paths([path], store)
+        assert (again.files, again.files_unchanged, again.bytes_read) == (0, 1, 0)
+        state = store.get_file_state(key)
+        assert state.stat_key and state.head_hash == hashlib.sha1(path.read_bytes()).hexdigest()
 
 
 def test_force_reads_every_given_file_again_without_duplicating(tmp_path: Path) -> None:

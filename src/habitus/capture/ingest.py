@@ -169,7 +169,9 @@ def _plan(path: Path, info: os.stat_result, state: FileState | None, report: Ing
     """None when the file is unchanged (recording its new times if only they changed)."""
     if state is None or force:
         return _Plan()
-    if state.size == info.st_size and state.mtime == info.st_mtime and state.stat_key == stat_key(info):
+    if state.size == info.st_size and state.mtime == info.st_mtime and state.stat_key in (stat_key(info), ""):
+        if not state.stat_key:  # a state kept before content hashes: its file is taken as read, once, and hashed
+            store.set_file_state(replace(state, stat_key=stat_key(info), head_hash=content_hash(path, state.size)))
         report.files_unchanged += 1
         return None
     if info.st_size < state.size or content_hash(path, state.size) != state.head_hash:
