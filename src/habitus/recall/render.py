@@ -10,6 +10,7 @@ the budget. Pure functions over `SelectedWorkflow`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
