@@ -47,13 +47,14 @@ def test_reingest_of_unchanged_files_is_a_no_op(tmp_path: Path) -> None:
                             "019a0000-0000-7000-8000-000000000001": "success"}
 
 
-def test_touched_but_identical_file_stores_nothing_new(tmp_path: Path) -> None:
+def test_touched_but_identical_file_is_recognised_by_content_and_not_read(tmp_path: Path) -> None:
     path = _sessions(tmp_path, 1)[0]
     with open_store(tmp_path / "h.db") as store:
         ingest_paths([path], store)
         os.utime(path, (1, 1))
         again = ingest_paths([path], store)
-        assert (again.files, again.traces, again.traces_unchanged) == (1, 0, 1)
+        assert (again.files, again.files_unchanged, again.traces, again.bytes_read) == (0, 1, 0, 0)
+        assert store.get_file_state(str(path.resolve())).mtime == 1
 
 
 def test_a_grown_session_is_read_from_where_it_stopped(tmp_path: Path) -> None:
@@ -97,10 +98,28 @@ def test_a_rewritten_file_is_read_again_in_full(tmp_path: Path) -> None:
         ingest_paths([path], store)
         s = ClaudeSession(session_id="sess-0")
         s.user("a different beginning, and longer than before " * 5)
+        for n in range(3):
+            s.bash(f"r{n}", f"make step{n}", "ok")
         s.write(path)
         again = ingest_paths([path], store)
-        assert again.traces == 1
+        assert (again.traces, again.traces_renamed, again.traces_kept_longer) == (1, 0, 0)
         assert store.get_trace("sess-0").task.startswith("a different beginning")
+        assert store.count_traces() == 1
+
+
+def test_a_file_rewritten_shorter_and_different_keeps_both_sessions(tmp_path: Path) -> None:
+    path = _sessions(tmp_path, 1)[0]
+    with open_store(tmp_path / "h.db") as store:
+        ingest_paths([path], store)
+        before = store.get_trace("sess-0").to_dict()
+        s = ClaudeSession(session_id="sess-0")
+        s.user("a different beginning")
+        s.write(path)
+        again = ingest_paths([path], store)
+        assert (again.traces, again.traces_renamed) == (1, 1)
+        assert store.get_trace("sess-0").to_dict() == before
+        (renamed,) = [t for t in store.list_traces() if t.id != "sess-0"]
+        assert renamed.id.startswith("sess-0~") and renamed.task == "a different beginning"
 
 
 def test_since_and_repo_filters_use_dates_and_the_real_git_subject(tmp_path: Path) -> None:

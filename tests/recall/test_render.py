@@ -87,6 +87,9 @@ def test_nothing_selected_renders_nothing() -> None:
     (["cd web && npm test -- --run", "pytest -q"], "(cd web && npm test -- --run) && pytest -q"),
     (["make lint || true", "pytest"], "(make lint || true) && pytest"),
     (["cd web && npm test"], "cd web && npm test"),
+    (['pytest -k "a; b || c"', "ruff check ."], 'pytest -k "a; b || c" && ruff check .'),
+    (["npm test\nnpm run lint", "pytest"], "(npm test\nnpm run lint) && pytest"),
+    (["export CI=1", "pytest"], "(export CI=1) && pytest"),
 ])
 def test_checks_become_one_command_that_stops_at_the_first_failure(checks: list[str], command: str) -> None:
     from habitus.recall.render import one_command

@@ -117,3 +117,48 @@ def test_a_corrupt_database_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as info:
         open_store(path)
     assert "bad.db" in str(info.value) and "not a database" in str(info.value)
+
+
+def _written_by_a_newer_build(path: Path, component: str = "traces") -> None:
+    with open_store(path) as store:
+        store.put_trace(_trace())
+        store.conn.execute("UPDATE schema_versions SET version = version + 5 WHERE component = ?", (component,))
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_store_written_by_a_newer_build_is_refused_not_used(tmp_path: Path, readonly: bool) -> None:
+    path = tmp_path / "h.db"
+    _written_by_a_newer_build(path)
+    with pytest.raises(StoreError) as info:
+        open_store(path, readonly=readonly)
+    assert "newer habitus" in str(info.value) and "h.db" in str(info.value)
+
+
+def test_every_component_refuses_a_newer_schema_of_its_own(tmp_path: Path) -> None:
+    from habitus.store.memory import ensure_memory_schema
+    from habitus.store.sqlite import connect
+
+    path = tmp_path / "h.db"
+    conn = connect(path)
+    ensure_memory_schema(conn)
+    conn.execute("UPDATE schema_versions SET version = version + 1 WHERE component = 'memory'")
+    with pytest.raises(StoreError, match="newer habitus"):
+        ensure_memory_schema(conn)
+    conn.close()
+
+
+@pytest.mark.parametrize("args", [["traces", "list"], ["ingest", "--json", "."], ["doctor"]])
+def test_cli_on_a_newer_store_says_so_in_one_line(tmp_path: Path, habitus_home: Path, args: list[str]) -> None:
+    import subprocess
+    import sys
+
+    _written_by_a_newer_build(habitus_home / "habitus.db")
+    done = subprocess.run([sys.executable, "-m", "habitus", *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60, check=False)
+    if args == ["doctor"]:  # doctor reports what it finds and carries on
+        assert "newer habitus" in " ".join(done.stdout.split()) and "Traceback" not in done.stderr
+        return
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "newer habitus" in lines[0], done.stderr

@@ -24,6 +24,7 @@ from habitus.capture.common import (
     make_tool_output,
     tool_step,
 )
+from habitus.capture.guard import LineGuard, ident, text_or_none
 from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 
 # Line types that carry nothing for a trace (harness bookkeeping); they are not "unknown".
@@ -66,34 +67,43 @@ def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = N
     state.chain_root.update((resume or {}).get("chain_root") or {})
     trace: Trace | None = None
     named = False
+    guard = LineGuard(result, "claude")
     for line in iter_json_lines(path, result, start):
-        kind = line.get("type")
-        if trace is None:
-            trace = _new_trace(path, line)
-            trace.cwd = (resume or {}).get("cwd")
-            trace.meta.update((resume or {}).get("meta") or {})
-            named = bool(line.get("sessionId"))
-        elif not named and line.get("sessionId"):
-            trace = _renamed(trace, _new_trace(path, line))
-            named = True
-        if kind in ("user", "assistant"):
-            _read_message(trace, state, line, result)
-        elif kind == "summary":
-            if line.get("summary"):
-                trace.meta.setdefault("titles", []).append(str(line["summary"]))
-        elif kind == "system":
-            text = line.get("content")
-            if isinstance(text, str) and text.strip():
-                trace.steps.append(Step(kind=StepKind.SYSTEM, text=text, timestamp=line.get("timestamp"),
-                                        sidechain=bool(line.get("isSidechain")),
-                                        meta={"subtype": line.get("subtype")} if line.get("subtype") else {}))
-        elif kind in _IGNORED_TYPES:
-            continue
-        else:
-            result.unknown_types[f"claude:{kind}"] += 1
-            result.skipped_lines += 1
-            continue
-        _note_line_context(trace, line)
+        with guard:
+            kind = line.get("type")
+            if not isinstance(kind, str):
+                result.unknown_types["claude:<type not text>"] += 1
+                result.skipped_lines += 1
+                continue
+            if trace is None:
+                trace = _new_trace(path, line)
+                trace.cwd = text_or_none((resume or {}).get("cwd"))
+                trace.meta.update((resume or {}).get("meta") or {})
+                named = ident(line.get("sessionId")) is not None
+            elif not named and ident(line.get("sessionId")):
+                trace = _renamed(trace, _new_trace(path, line))
+                named = True
+            if kind in ("user", "assistant"):
+                _read_message(trace, state, line, result)
+            elif kind == "summary":
+                summary = text_or_none(line.get("summary"))
+                if summary:
+                    trace.meta.setdefault("titles", []).append(summary)
+            elif kind == "system":
+                text = line.get("content")
+                if isinstance(text, str) and text.strip():
+                    subtype = text_or_none(line.get("subtype"))
+                    trace.steps.append(Step(kind=StepKind.SYSTEM, text=text,
+                                            timestamp=text_or_none(line.get("timestamp")),
+                                            sidechain=bool(line.get("isSidechain")),
+                                            meta={"subtype": subtype} if subtype else {}))
+            elif kind in _IGNORED_TYPES:
+                continue
+            else:
+                result.unknown_types[f"claude:{kind[:60]}"] += 1
+                result.skipped_lines += 1
+                continue
+            _note_line_context(trace, line)
     held: dict[str, Any] = {}
     if trace is not None and (trace.steps if start == 0 else result.lines):
         result.traces.append(finish_trace(trace))
@@ -106,8 +116,8 @@ def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = N
 
 
 def _new_trace(path: Path, line: dict[str, Any]) -> Trace:
-    session = line.get("sessionId") or path.stem
-    agent_id = line.get("agentId")
+    session = ident(line.get("sessionId")) or path.stem
+    agent_id = ident(line.get("agentId"))
     is_subagent_file = path.name.startswith("agent-") or path.parent.name == "subagents"
     trace = Trace(id=str(session), source_format="claude", agent="claude-code", session_id=str(session),
                   source_path=str(path))
@@ -131,19 +141,19 @@ def _renamed(old: Trace, new: Trace) -> Trace:
 
 
 def _note_line_context(trace: Trace, line: dict[str, Any]) -> None:
-    cwd = line.get("cwd")
+    cwd = text_or_none(line.get("cwd"))
     if cwd and not trace.cwd:
         trace.cwd = cwd
-    branch = line.get("gitBranch")
+    branch = text_or_none(line.get("gitBranch"))
     if branch:
         trace.git_branch = branch
-    version = line.get("version")
+    version = text_or_none(line.get("version"))
     if version and "agent_version" not in trace.meta:
         trace.meta["agent_version"] = version
 
 
 def _agent_id(state: _State, line: dict[str, Any]) -> str | None:
-    uuid, parent = line.get("uuid"), line.get("parentUuid")
+    uuid, parent = ident(line.get("uuid")), ident(line.get("parentUuid"))
     root = state.chain_root.get(parent, uuid) if parent else uuid
     if uuid:
         state.chain_root[uuid] = root or uuid
@@ -151,11 +161,11 @@ def _agent_id(state: _State, line: dict[str, Any]) -> str | None:
         return None
     if uuid:
         state.sidechain.add(uuid)
-    return line.get("agentId") or root
+    return ident(line.get("agentId")) or root
 
 
 def _step_meta(trace: Trace, line: dict[str, Any]) -> dict[str, Any]:
-    cwd = line.get("cwd")
+    cwd = text_or_none(line.get("cwd"))
     return {"cwd": cwd} if cwd and trace.cwd and cwd != trace.cwd else {}
 
 
@@ -167,13 +177,13 @@ def _read_message(trace: Trace, state: _State, line: dict[str, Any], result: Rea
         result.unknown_types[f"claude:{line.get('type')}:no-message"] += 1
         return
     sidechain = bool(line.get("isSidechain"))
-    stamp = line.get("timestamp")
+    stamp = text_or_none(line.get("timestamp"))
     content = message.get("content")
     common = {"timestamp": stamp, "sidechain": sidechain, "agent_id": agent_id}
     if line.get("type") == "user":
         _read_user(trace, state, line, content, common)
         return
-    model = message.get("model")
+    model = text_or_none(message.get("model"))
     if model and model != "<synthetic>" and not trace.model and not sidechain:
         trace.model = model
     blocks = content if isinstance(content, list) else [{"type": "text", "text": block_text(content)}]
@@ -183,23 +193,25 @@ def _read_message(trace: Trace, state: _State, line: dict[str, Any], result: Rea
             continue
         btype = block.get("type")
         if btype == "text":
-            if not (block.get("text") or "").strip():
+            text = block.get("text")
+            if not isinstance(text, str) or not text.strip():
                 continue
-            step = Step(kind=StepKind.ASSISTANT, text=block["text"], meta=_step_meta(trace, line), **common)
+            step = Step(kind=StepKind.ASSISTANT, text=text, meta=_step_meta(trace, line), **common)
         elif btype in ("thinking", "redacted_thinking"):
-            text = block.get("thinking") or ""
-            if not text.strip():
+            text = block.get("thinking")
+            if not isinstance(text, str) or not text.strip():
                 continue
             step = Step(kind=StepKind.ASSISTANT, text=text, meta={"thinking": True, **_step_meta(trace, line)},
                         **common)
         elif btype in ("tool_use", "server_tool_use"):
             tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
-            step = tool_step(str(block.get("name") or "?"), tool_input, block.get("id"), stamp,
+            call_id = ident(block.get("id"))
+            step = tool_step(text_or_none(block.get("name")) or "?", tool_input, call_id, stamp,
                              sidechain=sidechain, agent_id=agent_id, meta=_step_meta(trace, line))
-            if block.get("id"):
-                state.pending[block["id"]] = step.tool  # type: ignore[assignment]
+            if call_id:
+                state.pending[call_id] = step.tool  # type: ignore[assignment]
         else:
-            result.unknown_types[f"claude:block:{btype}"] += 1
+            result.unknown_types[f"claude:block:{str(btype)[:60]}"] += 1
             continue
         trace.steps.append(step)
         first_step = first_step or step
@@ -210,7 +222,7 @@ def _attach_usage(state: _State, line: dict[str, Any], message: dict[str, Any], 
     usage = usage_from_claude(message.get("usage"))
     if usage is None:
         return
-    msg_id = message.get("id") or line.get("requestId") or line.get("uuid")
+    msg_id = ident(message.get("id")) or ident(line.get("requestId")) or ident(line.get("uuid"))
     holder = state.usage_step.get(msg_id)
     if holder is None:
         if first is None:
@@ -219,8 +231,8 @@ def _attach_usage(state: _State, line: dict[str, Any], message: dict[str, Any], 
         state.usage_step[msg_id] = holder
     holder.usage = usage  # the last line of a response carries its final figures
     holder.meta["message_id"] = msg_id
-    if line.get("requestId"):
-        holder.meta["request_id"] = line["requestId"]
+    if ident(line.get("requestId")):
+        holder.meta["request_id"] = ident(line["requestId"])
 
 
 def _read_user(trace: Trace, state: _State, line: dict[str, Any], content: Any, common: dict[str, Any]) -> None:
@@ -262,7 +274,7 @@ def _slash_command(text: str) -> str | None:
 
 def _pair_result(trace: Trace, state: _State, line: dict[str, Any], block: dict[str, Any],
                  common: dict[str, Any]) -> None:
-    call_id = block.get("tool_use_id")
+    call_id = ident(block.get("tool_use_id"))
     call = state.pending.pop(call_id, None) if call_id else None
     if call is None:  # result without its call (e.g. the call lies before an incremental read)
         step = tool_step("", {}, call_id, common["timestamp"], sidechain=common["sidechain"],
@@ -282,8 +294,8 @@ def _pair_result(trace: Trace, state: _State, line: dict[str, Any], block: dict[
         if isinstance(side, dict) and side.get("interrupted"):
             call.is_error = True
     if isinstance(side, dict):
-        agent = side.get("agentId")
+        agent = ident(side.get("agentId"))
         if agent:
-            call.subagent = str(agent)
+            call.subagent = agent
     elif isinstance(side, str) and side.startswith("Error") and not call.is_error:
         call.is_error = True

@@ -24,6 +24,7 @@ from habitus.capture.common import (
     parse_json_object,
     tool_step,
 )
+from habitus.capture.guard import LineGuard, ident, load_json, text_or_none
 from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 
 _RESPONSE_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
@@ -69,64 +70,71 @@ def read_codex(path: Path, *, start: int = 0, resume: dict[str, Any] | None = No
     trace = Trace(id=path.stem, source_format="codex", agent="codex", source_path=str(path))
     if path.stem.startswith("rollout-") and len(path.stem) > 45:
         trace.id = trace.session_id = path.stem[-36:]  # rollout-<date>-<uuid>.jsonl
+    guard = LineGuard(result, "codex")
     for line in iter_json_lines(path, result, start):
-        kind = line.get("type")
-        payload = line.get("payload")
-        stamp = line.get("timestamp")
-        if not isinstance(payload, dict):
-            if kind in _RESPONSE_TYPES:  # older rollouts: the item is the line itself
-                payload, kind = line, "response_item"
-            elif "instructions" in line and "id" in line:
-                payload, kind = line, "session_meta"
-            elif kind == "state" or line.get("record_type") == "state":
-                continue
-        if not isinstance(payload, dict):
-            result.skipped_lines += 1
-            result.unknown_types[f"codex:{kind}"] += 1
-            continue
-        if kind == "session_meta":
-            _session_meta(trace, payload)
-        elif kind == "turn_context":
-            trace.model = trace.model or payload.get("model")
-            trace.cwd = trace.cwd or payload.get("cwd")
-        elif kind == "response_item":
-            _response_item(trace, state, payload, stamp or payload.get("timestamp"), result)
-        elif kind == "event_msg":
-            ptype = payload.get("type")
-            if ptype == "token_count":
-                _token_count(trace, state, payload)
-            elif ptype not in _IGNORED_EVENTS:
-                result.unknown_types[f"codex:event:{ptype}"] += 1
-        elif kind == "compacted":
-            text = payload.get("message")
-            if isinstance(text, str) and text.strip():
-                trace.steps.append(Step(kind=StepKind.SUMMARY, text=text, timestamp=stamp))
-        else:
-            result.skipped_lines += 1
-            result.unknown_types[f"codex:{kind}"] += 1
+        with guard:
+            _read_line(trace, state, line, result)
     if result.lines:  # a session_meta alone is a trace; so is any appended line
         result.traces.append(finish_trace(trace))
     result.resume = {"last_total": state.last_total}
     return result
 
 
+def _read_line(trace: Trace, state: _State, line: dict[str, Any], result: ReadResult) -> None:
+    kind = line.get("type")
+    payload = line.get("payload")
+    stamp = text_or_none(line.get("timestamp"))
+    if not isinstance(payload, dict):
+        if isinstance(kind, str) and kind in _RESPONSE_TYPES:  # older rollouts: the item is the line itself
+            payload, kind = line, "response_item"
+        elif "instructions" in line and "id" in line:
+            payload, kind = line, "session_meta"
+        elif kind == "state" or line.get("record_type") == "state":
+            return
+    if not isinstance(payload, dict) or not isinstance(kind, str):
+        result.skipped_lines += 1
+        result.unknown_types[f"codex:{str(kind)[:60]}"] += 1
+        return
+    if kind == "session_meta":
+        _session_meta(trace, payload)
+    elif kind == "turn_context":
+        trace.model = trace.model or text_or_none(payload.get("model"))
+        trace.cwd = trace.cwd or text_or_none(payload.get("cwd"))
+    elif kind == "response_item":
+        _response_item(trace, state, payload, stamp or text_or_none(payload.get("timestamp")), result)
+    elif kind == "event_msg":
+        ptype = payload.get("type")
+        if ptype == "token_count":
+            _token_count(trace, state, payload)
+        elif not isinstance(ptype, str) or ptype not in _IGNORED_EVENTS:
+            result.unknown_types[f"codex:event:{str(ptype)[:60]}"] += 1
+    elif kind == "compacted":
+        text = payload.get("message")
+        if isinstance(text, str) and text.strip():
+            trace.steps.append(Step(kind=StepKind.SUMMARY, text=text, timestamp=stamp))
+    else:
+        result.skipped_lines += 1
+        result.unknown_types[f"codex:{kind[:60]}"] += 1
+
+
 def _session_meta(trace: Trace, payload: dict[str, Any]) -> None:
     meta = payload.get("meta") if isinstance(payload.get("meta"), dict) else payload
-    if meta.get("id"):
-        trace.id = trace.session_id = str(meta["id"])
-    trace.cwd = meta.get("cwd") or trace.cwd
-    trace.started = trace.started or meta.get("timestamp")
-    if meta.get("cli_version"):
+    if ident(meta.get("id")):
+        trace.id = trace.session_id = ident(meta["id"])
+    trace.cwd = text_or_none(meta.get("cwd")) or trace.cwd
+    trace.started = trace.started or text_or_none(meta.get("timestamp"))
+    if text_or_none(meta.get("cli_version")):
         trace.meta["agent_version"] = meta["cli_version"]
     for key in ("originator", "source", "model_provider"):
         if meta.get(key):
             trace.meta[key] = meta[key]
     git = payload.get("git") or meta.get("git")
     if isinstance(git, dict):
-        trace.git_branch = git.get("branch") or trace.git_branch
-        if git.get("commit_hash") and git["commit_hash"] not in trace.git_commits:
-            trace.git_commits.append(git["commit_hash"])
-        if git.get("repository_url"):
+        trace.git_branch = text_or_none(git.get("branch")) or trace.git_branch
+        commit = text_or_none(git.get("commit_hash"))
+        if commit and commit not in trace.git_commits:
+            trace.git_commits.append(commit)
+        if text_or_none(git.get("repository_url")):
             trace.meta["git_remote"] = git["repository_url"]
 
 
@@ -162,25 +170,26 @@ def _response_item(trace: Trace, state: _State, item: dict[str, Any], stamp: str
         if text:
             trace.steps.append(Step(kind=StepKind.SUMMARY, text=text, timestamp=stamp))
     elif itype == "ghost_snapshot":
-        commit = (item.get("ghost_commit") or {}).get("parent")
+        ghost = item.get("ghost_commit")
+        commit = text_or_none(ghost.get("parent")) if isinstance(ghost, dict) else None
         if commit and commit not in trace.git_commits:
             trace.git_commits.append(commit)
     else:
-        result.unknown_types[f"codex:item:{itype}"] += 1
+        result.unknown_types[f"codex:item:{str(itype)[:60]}"] += 1
 
 
 def _tool_call(trace: Trace, state: _State, item: dict[str, Any], stamp: str | None) -> None:
     itype = item.get("type")
-    call_id = item.get("call_id") or item.get("id")
+    call_id = ident(item.get("call_id")) or ident(item.get("id"))
+    action = item.get("action") if isinstance(item.get("action"), dict) else {}
     if itype == "function_call":
-        name, tool_input = str(item.get("name") or "?"), parse_json_object(item.get("arguments"))
+        name, tool_input = text_or_none(item.get("name")) or "?", parse_json_object(item.get("arguments"))
     elif itype == "custom_tool_call":
-        name, tool_input = str(item.get("name") or "?"), {"input": item.get("input")}
+        name, tool_input = text_or_none(item.get("name")) or "?", {"input": item.get("input")}
     elif itype == "local_shell_call":
-        action = item.get("action") or {}
         name, tool_input = "local_shell", {"command": action.get("command"), "workdir": action.get("working_directory")}
     else:
-        name, tool_input = "web_search", dict(item.get("action") or {})
+        name, tool_input = "web_search", dict(action)
     step = tool_step(name, tool_input, call_id, stamp)
     trace.steps.append(step)
     state.request_end = step
@@ -190,7 +199,7 @@ def _tool_call(trace: Trace, state: _State, item: dict[str, Any], stamp: str | N
 
 
 def _tool_output(trace: Trace, state: _State, item: dict[str, Any], stamp: str | None) -> None:
-    call_id = item.get("call_id")
+    call_id = ident(item.get("call_id"))
     call = state.pending.pop(call_id, None) if call_id else None
     if call is None:
         step = tool_step("", {}, call_id, stamp, meta={"orphan_result": True})
@@ -216,7 +225,7 @@ def _decode_output(raw: Any) -> tuple[str, int | None, bool | None]:
     code: int | None = None
     if text.startswith("{"):
         try:
-            obj = json.loads(text)
+            obj = load_json(text)
         except ValueError:
             obj = None
         if isinstance(obj, dict) and "output" in obj:

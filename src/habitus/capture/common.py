@@ -2,12 +2,13 @@
 
 Readers stream files line by line in binary (never whole), decode invalid UTF-8 with
 replacement characters, tolerate a truncated last line, and count what they skip instead of
-failing (DESIGN §3: unknown line types and fields are skipped and counted, never fatal).
+failing (DESIGN §3: unknown line types and fields are skipped and counted, never fatal). A line
+longer than `LINE_LIMIT` is read in chunks with its long strings cut (`habitus.capture.longline`);
+values are decoded safely and each line's handling is guarded (`habitus.capture.guard`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -15,10 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from habitus.capture.guard import INT64_MAX, load_json, open_regular, safe_text
+from habitus.capture.longline import shrink_long_line
 from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 
 OUTPUT_CAP_BYTES = 64 * 1024
 TRUNCATION_MARKER = "\n[... output truncated by habitus: {size} bytes in full ...]"
+_MARKED_SIZE = re.compile(r"\[\.\.\. output truncated by habitus: (\d+) bytes in full \.\.\.\]$")
+LINE_LIMIT = 8 << 20  # a line up to this size is decoded whole; a longer one has its long strings cut as it is read
 
 
 @dataclass
@@ -48,7 +53,7 @@ class ReadResult:
             "format": self.format,
             "traces": len(self.traces),
             "skipped_lines": self.skipped_lines,
-            "unknown_types": dict(self.unknown_types),
+            "unknown_types": {safe_text(k): v for k, v in self.unknown_types.items()},
             "redactions": self.redactions,
             "errors": list(self.errors),
             "offset": self.offset,
@@ -65,32 +70,43 @@ def iter_json_lines(path: Path, result: ReadResult, start: int = 0) -> Iterator[
 
     Blank lines are ignored; lines that are not JSON objects are counted in `skipped_lines`.
     A last line without a newline that does not parse is left unconsumed (the writer may still
-    be appending), so a later incremental read picks it up whole.
+    be appending), so a later incremental read picks it up whole. Memory stays bounded whatever
+    the line length (see the module docstring).
     """
     result.offset = start
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         if start:
             handle.seek(start)
-        for raw in handle:
+        while True:
+            raw: bytes | None = handle.readline(LINE_LIMIT)
+            if not raw:
+                break
+            length = len(raw)
             complete = raw.endswith(b"\n")
+            if not complete and length == LINE_LIMIT:
+                result.unknown_types["<long line: strings cut>"] += 1
+                raw, length, complete = shrink_long_line(raw, handle, LINE_LIMIT)
+                if raw is None:  # too long even with its strings cut: skipped, never held whole
+                    result.skipped_lines += 1
+                    result.unknown_types["<line too long>"] += 1
+                    result.offset += length if complete else 0
+                    continue
             stripped = raw.strip()
             if not stripped:
-                result.offset += len(raw)
+                result.offset += length
                 continue
             try:
-                obj = json.loads(stripped)
+                obj = load_json(stripped.decode("utf-8", errors="replace"))
             except ValueError:
-                try:
-                    obj = json.loads(stripped.decode("utf-8", errors="replace"))
-                except ValueError:
-                    result.skipped_lines += 1
-                    if complete:
-                        result.offset += len(raw)
-                    else:
-                        result.unknown_types["<truncated line>"] += 1
-                    continue
+                result.skipped_lines += 1
+                if complete:
+                    result.offset += length
+                    result.unknown_types["<not JSON>"] += 1
+                else:
+                    result.unknown_types["<truncated line>"] += 1
+                continue
             result.lines += 1
-            result.offset += len(raw)
+            result.offset += length
             if isinstance(obj, dict):
                 yield obj
             else:
@@ -107,11 +123,13 @@ def cap_output(text: str | None, cap: int = OUTPUT_CAP_BYTES) -> tuple[str | Non
     data = text.encode("utf-8", errors="replace")
     if len(data) <= cap:
         return text, len(data), False
+    marked = _MARKED_SIZE.search(text, len(text) - 80)  # already cut while the line was read: the full size
+    size = max(int(marked.group(1)), len(data)) if marked else len(data)
     head = data[:cap].decode("utf-8", errors="ignore")
     cut = max(head.rfind(" ", len(head) - 256), head.rfind("\n", len(head) - 256))
     if cut > 0:  # never keep half a token: a secret cut in two could escape redaction
         head = head[:cut]
-    return head + TRUNCATION_MARKER.format(size=len(data)), len(data), True
+    return head + TRUNCATION_MARKER.format(size=size), size, True
 
 
 def make_tool_output(call: ToolCall, text: str | None) -> None:
@@ -152,7 +170,7 @@ def parse_json_object(text: Any) -> dict[str, Any]:
         return text
     if isinstance(text, str):
         try:
-            value = json.loads(text)
+            value = load_json(text)
         except ValueError:
             return {"arguments": text}
         return value if isinstance(value, dict) else {"arguments": value}
@@ -162,10 +180,12 @@ def parse_json_object(text: Any) -> dict[str, Any]:
 
 
 def as_int(value: Any) -> int:
+    """A count from a JSON field (number or numeric text); 0 when it is not one, capped to 64 bits."""
     try:
-        return int(value or 0)
-    except (TypeError, ValueError):
+        number = int(value or 0)
+    except (TypeError, ValueError, OverflowError):
         return 0
+    return min(max(number, -INT64_MAX), INT64_MAX)
 
 
 _EXIT_PATTERNS = (
@@ -180,7 +200,7 @@ def exit_code_in(text: str | None) -> int | None:
         return None
     for pattern in _EXIT_PATTERNS:
         match = pattern.search(text[:2000]) or pattern.search(text[-2000:])
-        if match:
+        if match and len(match.group(1)) <= 10:  # longer digit runs are not exit codes
             return int(match.group(1))
     return None
 

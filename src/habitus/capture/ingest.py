@@ -1,32 +1,41 @@
-"""Incremental, idempotent ingest of trace files into a store.
+"""Incremental, idempotent ingest of trace files into a store; a file or a trace never costs another.
 
-Each file's size, mtime, consumed offset and head hash are kept in the store. An unchanged file
-is skipped; a session file that grew (same head) is read from where the last read stopped and the
-new steps are merged into the stored trace; a replaced file is read again in full. The traces and
-the new file state are committed together only if no other process ingested the file meanwhile,
-so concurrent ingesters never duplicate or double-merge.
+Each file's size, mtime, inode and change time, the bytes consumed, and a hash of its whole content
+as read are kept in the store. A file whose size, mtime, inode and change time are all unchanged is
+skipped; otherwise its content decides: the same bytes are not read again; a file that only grew
+(its old content is still its beginning) is read from where the last read stopped and the new steps
+are merged into the trace read from it before; anything else is read again in full (`force=True`
+reads everything in full). What a read produces is placed by `habitus.capture.reconcile`: a stored
+trace is never shrunk by a shorter copy of it nor replaced by another session under the same id.
+The traces and the new file state are committed together only if no other process ingested the
+file meanwhile, so concurrent ingesters never duplicate or double-merge. A file that cannot be read
+(or that a reader fault stops) is reported with one line, and the run goes on with the next file.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from habitus.capture.discover import default_trace_paths
+from habitus.capture.guard import one_line, open_regular, safe_json, safe_path, safe_text
 from habitus.capture.reader import cached_subject, finish_capture, iter_trace_files, read_trace_file
+from habitus.capture.reconcile import place_trace
 from habitus.core import Trace, Usage
 from habitus.core.subject import same_repo
 from habitus.store.base import FileState, Store
 
-HEAD_BYTES = 4096
 INCREMENTAL_FORMATS = frozenset({"claude", "codex", "spans", "chat"})
+HASH_CHUNK = 1 << 20
 ProgressFn = Callable[[Path, int, int], None]  # (file just done, bytes done, bytes total)
 
 
@@ -37,6 +46,8 @@ class IngestReport:
     files_ignored: int = 0  # walked files that are not traces
     traces: int = 0  # traces stored or updated
     traces_unchanged: int = 0
+    traces_kept_longer: int = 0  # shorter copies of a stored trace: the stored one was kept
+    traces_renamed: int = 0  # a different session under an id another file holds: stored as `<id>~<hash>`
     steps: int = 0
     tool_calls: int = 0
     skipped_lines: int = 0
@@ -49,10 +60,12 @@ class IngestReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "files": self.files, "files_unchanged": self.files_unchanged, "files_ignored": self.files_ignored,
-            "traces": self.traces, "traces_unchanged": self.traces_unchanged, "steps": self.steps,
-            "tool_calls": self.tool_calls, "skipped_lines": self.skipped_lines, "redactions": self.redactions,
-            "bytes_read": self.bytes_read, "seconds": round(self.seconds, 3),
-            "unknown_types": dict(self.unknown_types), "errors": list(self.errors),
+            "traces": self.traces, "traces_unchanged": self.traces_unchanged,
+            "traces_kept_longer": self.traces_kept_longer, "traces_renamed": self.traces_renamed,
+            "steps": self.steps, "tool_calls": self.tool_calls, "skipped_lines": self.skipped_lines,
+            "redactions": self.redactions, "bytes_read": self.bytes_read, "seconds": round(self.seconds, 3),
+            "unknown_types": {safe_text(k): v for k, v in self.unknown_types.items()},
+            "errors": [{k: safe_text(v) for k, v in e.items()} for e in self.errors],
         }
 
 
@@ -74,21 +87,40 @@ def parse_since(text: str | None) -> str | None:
     return parsed.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def head_hash(path: Path, length: int) -> str:
-    with path.open("rb") as handle:
-        return hashlib.sha1(handle.read(min(length, HEAD_BYTES))).hexdigest()
+def content_hash(path: Path, length: int) -> str:
+    """sha1 of the first `length` bytes of `path` (all of them when the file is shorter)."""
+    digest = hashlib.sha1()
+    left = length
+    with open_regular(path) as handle:
+        while left > 0:
+            chunk = handle.read(min(HASH_CHUNK, left))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+    return digest.hexdigest()
+
+
+def stat_key(info: os.stat_result) -> str:
+    """What changes whenever a file's bytes may have changed, even if size and mtime were put back."""
+    return f"{info.st_ino}:{info.st_ctime_ns}"
 
 
 def ingest_paths(paths: Iterable[Path | str] | None, store: Store, *, since: str | None = None,
-                 repo: str | Path | None = None, progress: ProgressFn | None = None) -> IngestReport:
-    """Read every trace file under `paths` (default: the agents' own folders) into `store`."""
+                 repo: str | Path | None = None, progress: ProgressFn | None = None,
+                 force: bool = False) -> IngestReport:
+    """Read every trace file under `paths` (default: the agents' own folders) into `store`.
+
+    `force` reads every file in full even when its state says nothing changed (the placement rules
+    still hold: nothing stored shrinks).
+    """
     started = time.perf_counter()
     report = IngestReport()
     given = [Path(p).expanduser() for p in (paths or [])] or default_trace_paths()
     since_iso = parse_since(since)
     repo_filter = _repo_filter(repo) if repo else None
     explicit = {p for p in given if not p.is_dir()}
-    files = list(iter_trace_files(given))
+    files = list(iter_trace_files(given, report.errors))
     sizes = {}
     for path in files:
         try:
@@ -97,7 +129,12 @@ def ingest_paths(paths: Iterable[Path | str] | None, store: Store, *, since: str
             sizes[path] = 0
     total, done = sum(sizes.values()), 0
     for path in files:
-        _ingest_file(path, store, report, since_iso=since_iso, repo_filter=repo_filter, explicit=path in explicit)
+        try:
+            _ingest_file(path, store, report, since_iso=since_iso, repo_filter=repo_filter,
+                         explicit=path in explicit, force=force)
+        except Exception as exc:  # noqa: BLE001 - one file's failure is reported; the next file is read
+            report.errors.append({"path": safe_path(path), "message": f"not ingested ({type(exc).__name__}: "
+                                                                f"{one_line(exc)})"})
         done += sizes[path]
         if progress is not None:
             progress(path, done, total)
@@ -118,31 +155,61 @@ def _repo_filter(repo: str | Path) -> Callable[[Trace], bool]:
     return keep
 
 
+@dataclass
+class _Plan:
+    """How one changed file is read: from where, continuing which stored state and trace."""
+
+    start: int = 0
+    known: FileState | None = None  # the stored state this read continues (None: a full read)
+    base: Trace | None = None  # the stored trace a Claude Code / Codex continuation extends
+
+
+def _plan(path: Path, info: os.stat_result, state: FileState | None, report: IngestReport,
+          store: Store, key: str, force: bool) -> _Plan | None:
+    """None when the file is unchanged (recording its new times if only they changed)."""
+    if state is None or force:
+        return _Plan()
+    if state.size == info.st_size and state.mtime == info.st_mtime and state.stat_key in (stat_key(info), ""):
+        if not state.stat_key:  # a state kept before content hashes: its file is taken as read, once, and hashed
+            store.set_file_state(replace(state, stat_key=stat_key(info), head_hash=content_hash(path, state.size)))
+        report.files_unchanged += 1
+        return None
+    if info.st_size < state.size or content_hash(path, state.size) != state.head_hash:
+        return _Plan()  # rewritten: read again in full
+    if info.st_size == state.size:  # the same bytes under new times: nothing to read
+        store.set_file_state(replace(state, mtime=info.st_mtime, stat_key=stat_key(info)))
+        report.files_unchanged += 1
+        return None
+    if state.format not in INCREMENTAL_FORMATS or state.offset <= 0:
+        return _Plan()  # offset 0: the store holds a longer copy than this file; read it whole
+    if state.format in ("claude", "codex") and state.trace_ids:
+        base = store.get_trace(state.trace_ids[0])
+        if base is None or base.source_path != key:  # its trace went away or is another file's now
+            return _Plan()
+        return _Plan(state.offset, state, base)
+    return _Plan(state.offset, state)
+
+
 def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: str | None,
-                 repo_filter: Callable[[Trace], bool] | None, explicit: bool) -> None:
-    key = str(path.resolve()) if path.exists() else str(path)
+                 repo_filter: Callable[[Trace], bool] | None, explicit: bool, force: bool) -> None:
+    key = safe_path(path.resolve() if path.exists() else path)
     try:
-        stat = path.stat()
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            open_regular(path).close()  # raises the reason (a FIFO, a device, a folder)
     except OSError as exc:
-        report.errors.append({"path": str(path), "message": f"cannot read: {exc.strerror or exc}"})
+        report.errors.append({"path": safe_path(path), "message": f"cannot read: {exc.strerror or exc}"})
         return
-    if since_iso and datetime.fromtimestamp(stat.st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%S") < since_iso:
+    if since_iso and datetime.fromtimestamp(info.st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%S") < since_iso:
         report.files_unchanged += 1
         return
     state = store.get_file_state(key)
-    if state is not None and state.size == stat.st_size and state.mtime == stat.st_mtime:
-        report.files_unchanged += 1
+    plan = _plan(path, info, state, report, store, key, force)
+    if plan is None:
         return
-    try:
-        incremental = (state is not None and stat.st_size > state.size and state.format in INCREMENTAL_FORMATS
-                       and head_hash(path, state.size) == state.head_hash)
-        new_head = head_hash(path, stat.st_size)
-    except OSError as exc:
-        report.errors.append({"path": str(path), "message": f"cannot read: {exc.strerror or exc}"})
-        return
-    start = state.offset if incremental and state else 0
-    result = read_trace_file(path, start=start, fmt=state.format if incremental and state else None,
-                             resume=state.resume if incremental and state else None)
+    known = plan.known
+    result = read_trace_file(path, start=plan.start, fmt=known.format if known else None,
+                             resume=known.resume if known else None)
     if result.format is None and result.errors:
         if explicit or "not a recognised" not in result.errors[0]["message"]:
             report.errors.extend(result.errors)
@@ -150,23 +217,20 @@ def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: s
             report.files_ignored += 1
         return
     report.files += 1
-    report.bytes_read += max(result.offset - start, 0)
+    report.bytes_read += max(result.offset - plan.start, 0)
     report.skipped_lines += result.skipped_lines
     report.unknown_types.update(result.unknown_types)
     report.redactions += result.redactions
     report.errors.extend(result.errors)
-    traces = result.traces
-    if incremental and state and result.format in ("claude", "codex") and state.trace_ids:
-        base = store.get_trace(state.trace_ids[0])
-        if base is None:  # the stored trace went away: read the whole file again
-            result = read_trace_file(path, fmt=state.format)
-            traces, start = result.traces, 0
-        else:
-            traces = [merge_traces(base, tail, result.format) for tail in traces[:1]] or [base]
+    traces, behind = _placed(store, key, result, plan, report)
     kept = [t for t in traces if _wanted(t, since_iso, repo_filter)]
-    ids = sorted({*(state.trace_ids if incremental and state else []), *(t.id for t in traces)})
-    new_state = FileState(path=key, size=stat.st_size, mtime=stat.st_mtime, offset=result.offset or stat.st_size,
-                          head_hash=new_head, format=result.format, trace_ids=ids, resume=result.resume)
+    ids = sorted({*(known.trace_ids if known else []), *(t.id for t in traces), *behind})
+    size = max(info.st_size, result.offset)
+    whole = content_hash(path, size)
+    new_state = FileState(path=key, size=size, mtime=info.st_mtime, offset=0 if behind else result.offset or size,
+                          head_hash=whole, format=result.format, trace_ids=ids,
+                          resume=safe_json(result.resume, limit=None),
+                          stat_key=stat_key(info))
     changed = store.commit_file(kept, new_state, expected_offset=state.offset if state else None)
     if changed is None:  # another process ingested this file meanwhile
         report.traces_unchanged += len(kept)
@@ -175,6 +239,26 @@ def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: s
     report.traces_unchanged += len(kept) - changed
     report.steps += sum(len(t.steps) for t in kept)
     report.tool_calls += sum(len(t.tool_calls) for t in kept)
+
+
+def _placed(store: Store, key: str, result: Any, plan: _Plan, report: IngestReport) -> tuple[list[Trace], list[str]]:
+    """(traces to store, ids of stored traces this file's read did not replace: kept longer copies)."""
+    if plan.base is not None:  # a continuation: the new steps extend this file's own trace
+        merged = [merge_traces(plan.base, tail, result.format) for tail in result.traces[:1]] or [plan.base]
+        for trace in merged:
+            trace.source_path = key
+        return merged, []
+    out, behind = [], []
+    for trace in result.traces:
+        placement = place_trace(store, trace, key)
+        if placement.trace is None:
+            report.traces_kept_longer += 1
+            behind.append(placement.kept_id)
+            continue
+        if placement.decision == "renamed":
+            report.traces_renamed += 1
+        out.append(placement.trace)
+    return out, behind
 
 
 def _wanted(trace: Trace, since_iso: str | None, repo_filter: Callable[[Trace], bool] | None) -> bool:

@@ -32,6 +32,7 @@ from habitus.capture.common import (
     make_tool_output,
     parse_json_object,
 )
+from habitus.capture.guard import LineGuard, load_json
 from habitus.capture.otel_export import iso, iter_span_objects, spans_of
 from habitus.capture.outcome import coding_outcome
 from habitus.core import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace, Usage
@@ -70,12 +71,14 @@ def read_otel(path: Path, *, rewards: dict[str, bool] | None = None,
     """Read an OTel JSON export (whole document or JSON lines) into one `Trace` per trace id."""
     result = ReadResult(format="otel")
     spans: list[dict[str, Any]] = []
+    guard = LineGuard(result, "otel")
     for obj in iter_span_objects(path, result):
-        found = list(spans_of(obj, result))
-        if not found:
-            result.skipped_lines += 1
-            result.unknown_types["otel:<no spans>"] += 1
-        spans.extend(found)
+        with guard:
+            found = list(spans_of(obj, result))
+            if not found:
+                result.skipped_lines += 1
+                result.unknown_types["otel:<no spans>"] += 1
+            spans.extend(found)
     by_trace: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for span in spans:
         by_trace[span["trace_id"]].append(span)
@@ -83,7 +86,7 @@ def read_otel(path: Path, *, rewards: dict[str, bool] | None = None,
         try:
             trace = _build_trace(trace_id, members, path, result)
             _set_outcome(trace, members, rewards, ground_truth)
-        except (AttributeError, TypeError, ValueError, KeyError) as exc:  # odd field types: lose a trace, not the file
+        except Exception as exc:  # noqa: BLE001 - odd field types or nesting: lose a trace, not the file
             result.errors.append({"path": str(path), "message": f"trace {trace_id}: unreadable spans ({exc})"})
             continue
         result.traces.append(trace)
@@ -165,7 +168,7 @@ class _Builder:
         """`gen_ai.input.messages` / `.output.messages` (a JSON string or a list of `{role, parts}`)."""
         if isinstance(raw, str):
             try:
-                raw = json.loads(raw)
+                raw = load_json(raw)
             except ValueError:
                 self.message(end if output else when, "assistant" if output else "user", raw)
                 return
@@ -366,7 +369,7 @@ def _read_event(builder: _Builder, event: dict[str, Any], start: int | None, end
         body: Any = attrs.get("gen_ai.event.content") or attrs.get("message") or attrs
         if isinstance(body, str):
             try:
-                body = json.loads(body)
+                body = load_json(body)
             except ValueError:
                 body = {"content": body}
         if not isinstance(body, dict):
@@ -393,7 +396,7 @@ def _read_event(builder: _Builder, event: dict[str, Any], start: int | None, end
 def _json_list(value: Any) -> list[Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = load_json(value)
         except ValueError:
             return []
     return value if isinstance(value, list) else []

@@ -10,28 +10,30 @@ line or document is counted and skipped. What the spans mean is `habitus.capture
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from habitus.capture.common import ReadResult, as_int, iter_json_lines
+from habitus.capture.common import LINE_LIMIT, ReadResult, as_int, iter_json_lines
+from habitus.capture.guard import load_json, open_regular, raw_decode, read_bounded
+
+DOCUMENT_LIMIT = 512 << 20  # a pretty-printed export is decoded whole; a larger one is refused with a reason
 
 
 def iter_span_objects(path: Path, result: ReadResult) -> Any:
     """JSON lines when the first line is a whole JSON value; otherwise concatenated (pretty-printed) documents."""
-    with path.open("rb") as handle:
-        first = handle.readline().strip()
+    with open_regular(path) as handle:
+        first = handle.readline(LINE_LIMIT).strip()
     try:
-        json.loads(first)
+        load_json(first.decode("utf-8", errors="replace"))
         lines = True
     except ValueError:
         lines = False
     if lines:
         yield from iter_json_lines(path, result)
         return
-    data = path.read_bytes()
+    data = read_bounded(path, DOCUMENT_LIMIT)
     text = data.decode("utf-8", errors="replace")
     result.offset = len(data)
     for item in _decode_stream(text, result):
@@ -45,7 +47,6 @@ def iter_span_objects(path: Path, result: ReadResult) -> Any:
 
 def _decode_stream(text: str, result: ReadResult | None = None) -> Any:
     """Values of a text holding one or more JSON documents (a top-level array is opened); a cut-off tail is counted."""
-    decoder = json.JSONDecoder()
     pos, size = 0, len(text)
     while pos < size:
         while pos < size and text[pos] in " \t\r\n,]":
@@ -56,7 +57,7 @@ def _decode_stream(text: str, result: ReadResult | None = None) -> Any:
         if pos >= size:
             return
         try:
-            value, pos = decoder.raw_decode(text, pos)
+            value, pos = raw_decode(text, pos)
         except ValueError:
             if result is not None:
                 result.skipped_lines += 1
@@ -78,7 +79,7 @@ def looks_like_otel(head: str) -> bool:
     objects: list[Any] = []
     for raw in stripped.splitlines()[:20]:
         try:
-            objects.append(json.loads(raw))
+            objects.append(load_json(raw))
         except ValueError:
             if not objects:  # a pretty-printed first document: decode it whole, if it fits the head
                 objects = [next(_decode_stream(stripped), None)]
@@ -101,7 +102,7 @@ def spans_of(obj: dict[str, Any], result: ReadResult | None = None) -> Any:
     for raw, resource in _raw_spans(obj):
         try:
             span = normalise_span(raw, resource)
-        except (AttributeError, TypeError, ValueError, OverflowError):
+        except Exception:  # noqa: BLE001 - fields of unexpected types (or nesting): this span only is skipped
             if result is not None:
                 result.unknown_types["otel:<malformed span>"] += 1
             continue
@@ -181,7 +182,10 @@ def _nanos(value: Any) -> int | None:
 def iso(nanos: int | None) -> str | None:
     if not nanos:
         return None
-    stamp = datetime.fromtimestamp(nanos / 1e9, UTC)
+    try:
+        stamp = datetime.fromtimestamp(nanos / 1e9, UTC)
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds: unknown
+        return None
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
 
 

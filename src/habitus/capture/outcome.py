@@ -7,17 +7,15 @@ outcome, set by the reader, takes precedence.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from habitus.core import Outcome, OutcomeSource, OutcomeStatus, ToolCall, Trace
-from habitus.core.commands import check_kind
+from habitus.core.commands import check_kind, edits_files
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "edit_file", "write_file",
                         "create_file", "str_replace_based_edit_tool", "str_replace_editor", "replace_in_file"})
 SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "local_shell", "exec_command", "shell_command", "terminal",
                          "execute_bash", "run_command", "container.exec"})
-_SHELL_EDIT = re.compile(r"(^|[;&|]\s*)(apply_patch\b|sed -i\b|perl -pi\b)|\bcat\s+>{1,2}\s*\S+\s*<<")
 
 
 def tool_command(call: ToolCall) -> str | None:
@@ -34,11 +32,11 @@ def tool_command(call: ToolCall) -> str | None:
 
 
 def is_edit(call: ToolCall) -> bool:
-    """Did this call change files? (edit tools, patches, and a few in-place shell idioms)."""
+    """Did this call change files? (edit tools, patches, `sed -i`, a here-document written to a file)."""
     if call.name in EDIT_TOOLS:
         return call.input.get("command") not in ("view",)
     command = tool_command(call)
-    return bool(command and _SHELL_EDIT.search(command))
+    return bool(command and edits_files(command))
 
 
 def coding_outcome(trace: Trace) -> Outcome:

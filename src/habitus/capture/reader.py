@@ -9,7 +9,7 @@ folders. A file that cannot be read is reported in `errors`, never raised.
 from __future__ import annotations
 
 import functools
-import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.common import ReadResult
+from habitus.capture.guard import load_json, one_line, open_regular, safe_path, sanitize_trace
 from habitus.capture.otel import read_otel
 from habitus.capture.otel_export import looks_like_otel
 from habitus.capture.outcome import apply_coding_outcome
@@ -39,7 +40,7 @@ def detect_format(path: Path | str) -> str | None:
     path = Path(path)
     if path.name == REWARDS_FILE:
         return None
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         head = handle.read(_PEEK_BYTES)
     text = head.decode("utf-8", errors="replace")
     if looks_like_otel(text):
@@ -48,7 +49,7 @@ def detect_format(path: Path | str) -> str | None:
         return "transcript" if looks_like_transcript(text) else None
     for raw in text.splitlines()[:50]:
         try:
-            line = json.loads(raw)
+            line = load_json(raw)
         except ValueError:
             continue
         if not isinstance(line, dict):
@@ -60,7 +61,7 @@ def detect_format(path: Path | str) -> str | None:
 
 
 def _line_format(line: dict[str, Any]) -> str | None:
-    kind = line.get("type")
+    kind = line.get("type") if isinstance(line.get("type"), str) else None
     if kind in _CODEX_TYPES and isinstance(line.get("payload"), dict):
         return "codex"
     if "sessionId" in line or (kind in _CLAUDE_TYPES and ("uuid" in line or "leafUuid" in line or "message" in line)):
@@ -89,7 +90,7 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
     try:
         fmt = fmt or detect_format(path)
         if fmt is None:
-            result.errors.append({"path": str(path), "message": "not a recognised trace format"})
+            result.errors.append({"path": safe_path(path), "message": "not a recognised trace format"})
             return result
         reward_map = _load_rewards(rewards)
         truth = load_ground_truth(ground_truth)
@@ -108,11 +109,24 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
         else:
             raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     except (OSError, ValueError) as exc:
-        result.errors.append({"path": str(path), "message": _one_line(exc)})
+        result.errors.append({"path": safe_path(path), "message": one_line(exc)})
         return result
+    except Exception as exc:  # noqa: BLE001 - a reader fault loses this file's read, never the run (guard.py)
+        message = f"unreadable ({type(exc).__name__}: {one_line(exc)})"
+        result.errors.append({"path": safe_path(path), "message": message})
+        return result
+    finished = []
     for trace in result.traces:
-        finish_capture(trace, fmt, subjects=subjects)
-        result.redactions += redact_trace(trace)
+        try:
+            sanitize_trace(trace)
+            finish_capture(trace, fmt, subjects=subjects)
+            result.redactions += redact_trace(trace)
+        except Exception as exc:  # noqa: BLE001 - one malformed trace is reported, the others are kept
+            result.errors.append({"path": safe_path(path), "message": f"trace {str(trace.id)[:80]} dropped "
+                                                                f"({type(exc).__name__}: {one_line(exc)})"})
+            continue
+        finished.append(trace)
+    result.traces = finished
     return result
 
 
@@ -137,31 +151,37 @@ def _load_rewards(rewards: dict[str, bool] | Path | str | None) -> dict[str, boo
     return load_rewards(rewards)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
-
-
 def _is_otel_file(path: Path) -> bool:
     """Folder walks take `.json` files only when they are OTel exports (other JSON is config or maps)."""
     try:
         return detect_format(path) == "otel"
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 
-def iter_trace_files(paths: Iterable[Path | str]) -> Iterator[Path]:
-    """Every candidate trace file under `paths` (files as given; folders walked, sorted)."""
+def iter_trace_files(paths: Iterable[Path | str], errors: list[dict[str, str]] | None = None) -> Iterator[Path]:
+    """Every candidate trace file under `paths` (files as given; folders walked in sorted order).
+
+    A folder that cannot be listed is reported in `errors` (when given) and skipped; symbolic links
+    to folders are not followed (no cycles); only regular files are taken from a walk.
+    """
     for raw in paths:
         path = Path(raw).expanduser()
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if not child.is_file() or child.name == REWARDS_FILE:
-                    continue
-                if child.suffix in _TRACE_SUFFIXES or (child.suffix == ".json" and _is_otel_file(child)):
-                    yield child
-        else:
+        if not path.is_dir():
             yield path
+            continue
+
+        def unlisted(exc: OSError, top: Path = path) -> None:
+            if errors is not None:
+                where = exc.filename or top
+                errors.append({"path": safe_path(where), "message": f"folder skipped: {exc.strerror or exc}"})
+
+        found = [Path(folder) / name for folder, _, names in os.walk(path, onerror=unlisted) for name in names]
+        for child in sorted(found):
+            if child.name == REWARDS_FILE or not child.is_file():
+                continue
+            if child.suffix in _TRACE_SUFFIXES or (child.suffix == ".json" and _is_otel_file(child)):
+                yield child
 
 
 def iter_traces_from_paths(paths: Iterable[Path | str], **kwargs: Any) -> Iterator[Trace]:

@@ -24,9 +24,12 @@ from habitus.capture.common import (
     parse_json_object,
     tool_step,
 )
+from habitus.capture.guard import LineGuard, ident, load_json, read_bounded, text_or_none
 from habitus.core import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace
 
 REWARDS_FILE = "binary_rewards.json"
+TRANSCRIPT_LIMIT = 256 << 20  # a plain-text transcript is read whole; larger ones are refused with a reason
+MAP_LIMIT = 64 << 20  # rewards and ground-truth maps
 _ROLE = re.compile(r"^(USER|ASSISTANT|TOOL|SYSTEM):[ \t]?")
 _TOOL_CALL = re.compile(r"\[tool call\] ([\w.\-]+)\(")
 _ELIDED = re.compile(r"\n*\.\.\. \[middle of trace elided[^\]]*\] \.\.\.\n*")
@@ -36,7 +39,7 @@ _TRANSCRIPT_START = re.compile(r"^(USER|ASSISTANT|SYSTEM):", re.MULTILINE)
 
 def load_rewards(path: Path | str) -> dict[str, bool]:
     """Read a `{trace_id: bool}` rewards file."""
-    data = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
+    data = load_json(read_bounded(path, MAP_LIMIT).decode("utf-8", errors="replace"))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: rewards file must be a JSON object of trace_id -> bool")
     return {str(k): bool(v) for k, v in data.items()}
@@ -48,14 +51,14 @@ def load_ground_truth(source: Path | str | dict[str, Any] | None) -> dict[str, s
         return {}
     if isinstance(source, dict):
         return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in source.items()}
-    text = Path(source).read_text(encoding="utf-8", errors="replace")
+    text = read_bounded(source, MAP_LIMIT).decode("utf-8", errors="replace")
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError:
         data = {}
         for line in text.splitlines():
             try:
-                row = json.loads(line)
+                row = load_json(line)
             except ValueError:
                 continue
             if isinstance(row, dict) and row.get("trace_id"):
@@ -76,23 +79,26 @@ def read_spans(path: Path, *, start: int = 0, rewards: dict[str, bool] | None = 
             except (OSError, ValueError) as exc:
                 result.errors.append({"path": str(sibling), "message": f"rewards file ignored: {exc}"})
     ground_truth = ground_truth or {}
+    guard = LineGuard(result, "spans")
     for line in iter_json_lines(path, result, start):
-        spans = line.get("spans")
-        trace_id = line.get("trace_id")
-        if not trace_id or not isinstance(spans, list):
-            result.skipped_lines += 1
-            result.unknown_types["spans:<no trace_id/spans>"] += 1
-            continue
-        trace = Trace(id=str(trace_id), source_format="spans", agent=str(line.get("agent") or "skillrefiner"),
-                      session_id=str(trace_id), source_path=str(path))
-        for span in spans:
-            if isinstance(span, dict):
-                _read_span(trace, span)
-        for key in ("model", "task"):
-            if isinstance(line.get(key), str):
-                setattr(trace, key, line[key])
-        _apply_outcome(trace, rewards, ground_truth)
-        result.traces.append(finish_trace(trace))
+        with guard:
+            spans = line.get("spans")
+            trace_id = ident(line.get("trace_id"))
+            if not trace_id or not isinstance(spans, list):
+                result.skipped_lines += 1
+                result.unknown_types["spans:<no trace_id/spans>"] += 1
+                continue
+            trace = Trace(id=trace_id, source_format="spans",
+                          agent=text_or_none(line.get("agent")) or "skillrefiner", session_id=trace_id,
+                          source_path=str(path))
+            for span in spans:
+                if isinstance(span, dict):
+                    _read_span(trace, span)
+            for key in ("model", "task"):
+                if isinstance(line.get(key), str):
+                    setattr(trace, key, line[key])
+            _apply_outcome(trace, rewards, ground_truth)
+            result.traces.append(finish_trace(trace))
     return result
 
 
@@ -100,7 +106,7 @@ def read_transcript(path: Path, *, rewards: dict[str, bool] | None = None,
                     ground_truth: dict[str, str] | None = None) -> ReadResult:
     """Read one plain-text USER/ASSISTANT/TOOL transcript; the trace id is its folder's name."""
     result = ReadResult(format="transcript")
-    data = path.read_bytes()
+    data = read_bounded(path, TRANSCRIPT_LIMIT)
     result.offset = len(data)
     text = data.decode("utf-8", errors="replace")
     trace_id = path.parent.name if path.stem in ("raw_content", "transcript") else path.stem
@@ -130,13 +136,14 @@ def _apply_outcome(trace: Trace, rewards: dict[str, bool], ground_truth: dict[st
 
 
 def _read_span(trace: Trace, span: dict[str, Any]) -> None:
-    name = str(span.get("name") or "span")
-    stamp = span.get("start_time") or None
+    name = text_or_none(span.get("name")) or "span"
+    stamp = text_or_none(span.get("start_time"))
     input_text = span.get("input_text") if isinstance(span.get("input_text"), str) else ""
     output_text = span.get("output_text") if isinstance(span.get("output_text"), str) else ""
     if "tool" in name.lower() and name != "agent_rollout":
-        step = tool_step(str(span.get("tool_name") or name), parse_json_object(input_text) if input_text else {},
-                         span.get("span_id"), stamp, meta={"span": name})
+        step = tool_step(text_or_none(span.get("tool_name")) or name,
+                         parse_json_object(input_text) if input_text else {}, ident(span.get("span_id")), stamp,
+                         meta={"span": name})
         make_tool_output(step.tool, output_text)  # type: ignore[arg-type]
         trace.steps.append(step)
         return
@@ -149,8 +156,8 @@ def _read_span(trace: Trace, span: dict[str, Any]) -> None:
         trace.steps.extend(steps)
     elif output_text.strip():
         trace.steps.append(Step(kind=StepKind.ASSISTANT, text=output_text, timestamp=stamp, meta={"span": name}))
-    if span.get("end_time"):
-        trace.ended = str(span["end_time"])
+    if text_or_none(span.get("end_time")):
+        trace.ended = span["end_time"]
 
 
 def parse_transcript(text: str) -> list[Step]:

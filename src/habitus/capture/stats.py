@@ -1,22 +1,21 @@
 """Per-trace statistics for `habitus traces stats`: tokens, tool calls by tool, failures, re-reads, wall time.
 
 Pure functions over a `Trace`; "files read" counts the read tools (Read, view) and the usual shell
-readers (cat, sed -n, nl, head, tail) so Claude Code and Codex sessions compare.
+readers (cat, sed -n, nl, head, tail; parsed with `habitus.core.shell`, so a here-document's body
+is never taken for file names) so Claude Code and Codex sessions compare.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from habitus.capture.outcome import tool_command
 from habitus.core import ToolCall, Trace
+from habitus.core.commands import files_read as shell_files_read
 
 READ_TOOLS = frozenset({"Read", "read_file", "view_file", "NotebookRead"})
-SHELL_READERS = frozenset({"cat", "nl", "head", "tail", "less", "more", "bat", "sed"})
 
 
 def files_read(call: ToolCall) -> list[str]:
@@ -27,27 +26,7 @@ def files_read(call: ToolCall) -> list[str]:
     if call.name in ("str_replace_editor", "str_replace_based_edit_tool") and call.input.get("command") == "view":
         return [str(call.input["path"])] if call.input.get("path") else []
     command = tool_command(call)
-    return _shell_reads(command) if command else []
-
-
-def _shell_reads(command: str) -> list[str]:
-    paths = []
-    for segment in re.split(r"\|\||&&|[|;]", command):
-        try:
-            words = shlex.split(segment)
-        except ValueError:
-            words = segment.split()
-        if not words or words[0] not in SHELL_READERS:
-            continue
-        args = [w for w in words[1:] if not w.startswith("-") and not w.startswith(">")]
-        if words[0] == "sed":
-            if "-n" not in words or len(args) < 2:
-                continue
-            args = args[1:]  # the first argument is the script
-        elif words[0] in ("head", "tail"):
-            args = [a for a in args if not a.isdigit()]
-        paths.extend(a for a in args if not a.startswith("<"))
-    return paths
+    return shell_files_read(command) if command else []
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:

@@ -23,10 +23,14 @@ def _git(cwd: Path, *args: str) -> str | None:
 
 def repo_root(path: str | Path) -> Path | None:
     """The top folder of the git work tree containing `path`, or None outside git."""
-    start = Path(path)
-    if not start.exists():
+    try:
+        start = Path(path)
+        if not start.exists():
+            return None
+        folder = start if start.is_dir() else start.parent
+    except (OSError, ValueError):  # a recorded cwd may be too long, or hold a NUL: not a folder here
         return None
-    out = _git(start if start.is_dir() else start.parent, "rev-parse", "--show-toplevel")
+    out = _git(folder, "rev-parse", "--show-toplevel")
     return Path(out) if out else None
 
 

@@ -1,4 +1,4 @@
-"""CLI command `habitus ingest [PATH...] [--since] [--repo] [--json]`: read agent traces into the store.
+"""CLI command `habitus ingest [PATH...] [--since] [--repo] [--force] [--json]`: read agent traces into the store.
 
 Without paths it reads the agents' own folders (`~/.claude/projects`, `~/.codex/sessions`).
 Progress goes to stderr; the summary to stdout (one JSON document with `--json`).
@@ -20,11 +20,18 @@ def _render(data: dict[str, Any]) -> None:
         f"({data['files_unchanged']} unchanged): {data['steps']} steps, {data['tool_calls']} tool calls, "
         f"{data['redactions']} secrets redacted, {data['skipped_lines']} lines skipped "
         f"in {data['seconds']:.1f}s", highlight=False)
+    if data["traces_kept_longer"]:
+        stdout.print(f"  kept {data['traces_kept_longer']} stored trace(s) that hold more than the shorter copy "
+                     "just read", highlight=False)
+    if data["traces_renamed"]:
+        stdout.print(f"  stored {data['traces_renamed']} trace(s) as `<id>~<hash>`: another file already holds "
+                     "a different session under the same id", highlight=False)
     for error in data["errors"]:
         stdout.print(f"  [red]error[/red] {error['path']}: {error['message']}", highlight=False)
 
 
-def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_progress: bool) -> dict[str, Any]:
+def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_progress: bool,
+               force: bool = False) -> dict[str, Any]:
     """Ingest with a Rich progress bar on stderr; returns the report as a dict."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -50,7 +57,7 @@ def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_pro
             def update(path: Path, done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total, description=path.name[:40])
 
-            report = ingest_paths(paths, store, since=since, repo=repo, progress=update)
+            report = ingest_paths(paths, store, since=since, repo=repo, progress=update, force=force)
     finally:
         store.close()
     return report.to_dict()
@@ -65,6 +72,8 @@ def register(app: typer.Typer) -> None:
         since: str | None = typer.Option(None, "--since", help="Only traces active since an ISO date or an age "
                                                                 "like 7d, 12h."),
         repo: Path | None = typer.Option(None, "--repo", help="Only traces of this repo (by root commit or cwd)."),
+        force: bool = typer.Option(False, "--force", help="Read every given file in full, even unchanged ones "
+                                                          "(a stored trace still never shrinks)."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         as_json: bool = JsonOption,
     ) -> None:
@@ -72,7 +81,7 @@ def register(app: typer.Typer) -> None:
         from habitus.store.sqlite import StoreError
 
         try:
-            data = run_ingest(list(paths or []), since, repo, show_progress=not quiet)
+            data = run_ingest(list(paths or []), since, repo, show_progress=not quiet, force=force)
         except (ValueError, StoreError) as exc:
             fail(str(exc))
         if data["errors"] and not as_json:

@@ -60,10 +60,12 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    """Console entry point: maps user errors to one line on stderr and exit code 1."""
+    """Console entry point: maps user errors (and a store this build cannot use) to one line, exit code 1."""
+    from habitus.store.sqlite import StoreError
+
     try:
         app(standalone_mode=True)
-    except UserError as exc:
+    except (UserError, StoreError) as exc:
         sys.stderr.write(f"habitus: error: {exc}\n")
         sys.exit(1)
 

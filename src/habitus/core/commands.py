@@ -1,13 +1,16 @@
-"""Recognise what a shell command does: verifying checks (tests, lint, type check, build).
+"""Recognise what a shell command does: verifying checks (tests, lint, type check, build), files read.
 
-Pure pattern matching on command text, shared by outcome detection (capture) and check
-extraction (learn), so both agree on what counts as a check.
+Pure functions of the command text, shared by outcome detection and statistics (capture), check
+extraction (learn) and validation (recall), so all agree. Command lines are parsed with the shell
+lexer in `habitus.core.shell` (never split by hand): a here-document's body, a quoted argument or a
+comment is never taken for a command, and a redirection target never for an argument.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
+
+from habitus.core.shell import code_text, pipelines, simple_commands
 
 CHECK_PATTERNS: dict[str, tuple[str, ...]] = {
     "test": (
@@ -37,8 +40,11 @@ _COMPILED = {kind: [re.compile(p) for p in pats] for kind, pats in CHECK_PATTERN
 
 
 def check_kind(command: str) -> str | None:
-    """Return 'test', 'lint', 'typecheck' or 'build' when the command verifies work, else None."""
-    text = " ".join(command.strip().split())
+    """Return 'test', 'lint', 'typecheck' or 'build' when the command verifies work, else None.
+
+    Here-document bodies and comments are not looked at: `cat > t.test.ts << 'EOF'` … `jest` … is no check.
+    """
+    text = " ".join(code_text(command).strip().split())
     if not text:
         return None
     for kind in ("test", "typecheck", "lint", "build"):
@@ -52,18 +58,78 @@ def is_check(command: str) -> bool:
 
 
 def last_command_words(command: str) -> list[str]:
-    """Words of the last command in a `a && b; c` chain, without leading `VAR=value` assignments."""
-    last = re.split(r"&&|\|\||;", command)[-1].strip()
-    try:
-        words = shlex.split(last)
-    except ValueError:
-        words = last.split()
-    while words and "=" in words[0] and not words[0].startswith(("-", "/", ".")):
-        words.pop(0)
-    return words
+    """Words of the command that runs last in a `a && b; c | d` line: `c` (a pipeline's first command), without
+    leading `VAR=value` assignments."""
+    found = pipelines(command)
+    return list(found[-1][0].words) if found else []
 
 
 def command_program(command: str) -> str | None:
     """The program a command line runs (first word after env assignments and `cd x &&`)."""
     words = last_command_words(command)
     return words[0] if words else None
+
+
+SHELL_READERS = frozenset({"cat", "nl", "head", "tail", "less", "more", "bat", "sed"})
+_COUNT_OPTIONS = frozenset({"-n", "-c", "--lines", "--bytes"})
+
+
+def _reader_paths(program: str, args: tuple[str, ...]) -> list[str]:
+    """The files one reader command (`cat`, `sed -n`, `head -n 5` …) reads, from its arguments."""
+    if program == "sed":
+        quiet = any(a == "-n" or (a.startswith("-") and not a.startswith("--") and "n" in a) for a in args)
+        in_place = any(a.startswith("-i") or a.startswith("--in-place") for a in args)
+        operands = [a for a in args if not a.startswith("-")]
+        return operands[1:] if quiet and not in_place and len(operands) >= 2 else []
+    paths, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif program in ("head", "tail") and arg in _COUNT_OPTIONS:
+            skip = True  # `head -n 5 f`: 5 is the count
+        elif not arg.startswith("-") and arg:
+            paths.append(arg)
+    return paths
+
+
+def files_read(command: str) -> list[str]:
+    """Paths the reader commands of a command line read (`cat a`, `sed -n 1,9p b`, `head -n 5 c`, `cat < d`)."""
+    paths = []
+    for cmd in simple_commands(command):
+        name = (cmd.program or "").rsplit("/", 1)[-1]
+        if name in SHELL_READERS:
+            paths.extend(_reader_paths(name, cmd.args))
+            paths.extend(r.target for r in cmd.redirects if r.op == "<" and r.fd in (None, "0"))
+    return paths
+
+
+def file_shown(command: str) -> str | None:
+    """The one file a command line shows when it ends with a single reader on a single file (`cd x && cat f`)."""
+    found = pipelines(command)
+    if not found or len(found[-1]) != 1:
+        return None
+    cmd = found[-1][0]
+    name = cmd.program or ""
+    if name not in SHELL_READERS or cmd.redirects:
+        return None
+    paths = _reader_paths(name, cmd.args)
+    return paths[0] if len(paths) == 1 else None
+
+
+_SHELL_EDITORS = frozenset({"apply_patch", "applypatch"})
+_IN_PLACE = re.compile(r"-[a-zA-Z]*i[a-zA-Z.~]*")  # sed -i, sed -i.bak, perl -pi, perl -i -pe (not perl -Ilib)
+
+
+def edits_files(command: str) -> bool:
+    """Does a command line change files: a patch, `sed -i`, `perl -pi`, or a here-document written to a file?"""
+    for cmd in simple_commands(command):
+        name = (cmd.program or "").rsplit("/", 1)[-1]
+        in_place = any(_IN_PLACE.fullmatch(a) and not a.startswith("-I") for a in cmd.args)
+        if name in _SHELL_EDITORS or (name in ("sed", "perl") and in_place):
+            return True
+        heredoc = any(r.op in ("<<", "<<-") for r in cmd.redirects)
+        written = any(r.op in (">", ">>", ">|") and not r.target.startswith("/dev/") and r.fd in (None, "1")
+                      for r in cmd.redirects)
+        if heredoc and (name == "cat" and written or name == "tee" and any(not a.startswith("-") for a in cmd.args)):
+            return True
+    return False

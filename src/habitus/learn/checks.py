@@ -10,6 +10,7 @@ import re
 
 from habitus.core.commands import check_kind, last_command_words
 from habitus.core.record import CommandFact
+from habitus.core.shell import code_text, simple_commands
 
 _SCRIPT_CHECK = re.compile(r"^(?:(?:bash|sh|python3?|uv run|poetry run)\s+)?(?:\./)?(?:[\w.-]+/)*"
                            r"(?:check|test|tests|lint|ci|verify)[\w-]*\.(?:sh|bash|ps1|py)(?:\s|$)")
@@ -18,12 +19,16 @@ _WRAPPERS = frozenset({"python", "python3", "-m", "npx", "uv", "run", "poetry", 
 
 
 def check_of(command: str) -> str | None:
-    """The kind of check a command is ('test', 'lint', 'typecheck', 'build', 'script'), or None."""
-    if "<<" in command or "apply_patch" in command:
-        return None  # a heredoc carries text, not a command to verify with
+    """The kind of check a command is ('test', 'lint', 'typecheck', 'build', 'script'), or None.
+
+    A command line that carries a here-document is not one (it writes or feeds text; handing it over
+    as a check would hand over the text), nor is a patch.
+    """
+    if "apply_patch" in command or any(r.op in ("<<", "<<-") for c in simple_commands(command) for r in c.redirects):
+        return None
     # flags name tools without running them (`create-next-app --eslint`), so they do not make a check
-    kind = check_kind(" ".join(w for w in command.split() if not w.startswith("-")))
-    if kind is None and _SCRIPT_CHECK.match(command.split("&&")[-1].strip()):
+    kind = check_kind(" ".join(w for w in code_text(command).split() if not w.startswith("-")))
+    if kind is None and _SCRIPT_CHECK.match(" ".join(last_command_words(command))):
         return "script"
     return kind
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.capture.worktree import read_tree_text
+from habitus.core.commands import file_shown, last_command_words
 from habitus.core.paths import repo_relative
 from habitus.core.record import CommandFact, EditFact, Record
 from habitus.core.trace import ToolCall, Trace
@@ -31,8 +32,7 @@ SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "local_shell", "exec_command",
                          "execute_bash", "terminal"})
 _READ_LINE = re.compile(r"^\s*(\d+)[\u2192\t](.*)$")
 _COMMIT_LINE = re.compile(r"^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE)
-_SHELL_READ = re.compile(r"^\s*(?:cat|nl -ba|sed -n ['\"]?[\d,]+p['\"]?|head(?: -n ?\d+)?|less)\s+"
-                         r"(['\"]?[\w./-]+['\"]?)\s*$")
+_SHELL_PATH = re.compile(r"[\w./-]+")  # a plain path (no globs, variables or substitutions)
 
 
 def shell_command(call: ToolCall) -> str | None:
@@ -174,8 +174,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
             if "apply_patch" in command or "*** Begin Patch" in command:
                 edits = _patch_edits(command, files, root, index) if call.ok else []
             elif call.ok and not first_edit_seen:
-                m = _SHELL_READ.match(command.split("&&")[-1])
-                rel = _rel(m.group(1).strip("'\""), root) if m else ""
+                shown = file_shown(command)
+                rel = _rel(shown, root) if shown and _SHELL_PATH.fullmatch(shown) else ""
                 if rel:
                     _note_read(rec, rel)
                     if call.output and not call.output_truncated and _whole_file(command, call.output):
@@ -205,10 +205,12 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
 
 def _whole_file(command: str, output: str) -> bool:
     """Whether a shell read printed the whole file (`cat`, or `sed -n '1,Np'` that printed fewer than N lines)."""
-    m = re.search(r"sed -n ['\"]?(\d+),(\d+)p", command)
-    if m:
-        return m.group(1) == "1" and output.count("\n") < int(m.group(2))
-    return not re.search(r"\bhead\b", command)
+    words = last_command_words(command)
+    if words and words[0] == "sed":
+        script = next((w for w in words[1:] if not w.startswith("-")), "")
+        m = re.fullmatch(r"(\d+),(\d+)p", script)
+        return bool(m) and m.group(1) == "1" and output.count("\n") < int(m.group(2))
+    return bool(words) and words[0] in ("cat", "nl", "less", "more", "bat")
 
 
 def _note_read(rec: Record, rel: str) -> None:

@@ -30,17 +30,10 @@ _ENV_ASSIGN = lazy_re(r"^[A-Za-z_]\w*=")
 
 
 def _segments(command: str) -> list[list[str]]:
-    import shlex
+    """The words of each simple command (shell-lexed: here-document bodies and redirections left out)."""
+    from habitus.core.shell import simple_commands
 
-    out = []
-    for part in re.split(r"&&|\|\||;|\|", command):
-        try:
-            tokens = shlex.split(part, comments=True)
-        except ValueError:
-            tokens = part.split()
-        if tokens:
-            out.append(tokens)
-    return out
+    return [list(c.words) for c in simple_commands(command) if c.words]
 
 
 class _Tree:

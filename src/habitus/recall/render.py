@@ -115,14 +115,22 @@ def _outside(wf: Workflow, number: int) -> bool:
 def one_command(checks: list[str]) -> str:
     """All checks as one shell command that stops at the first failure.
 
-    A check that changes folder or chains with `;` / `||` runs in a subshell so it cannot change
-    what the next check sees.
+    A check of more than one command (`a; b`, `a || true`, `cd web && npm test`), or one that changes
+    the shell's state, runs in a subshell so it cannot change what the next check sees. Checks are
+    shell-lexed: a `;` inside quotes is not a separator.
     """
+    from habitus.core.shell import pipelines
+
     parts = []
     for check in dict.fromkeys(c.strip() for c in checks if c.strip()):
-        isolated = re.search(r"(?:^|&&|;|\|\|)\s*cd\s", check) or ";" in check or "||" in check
+        found = pipelines(check)
+        isolated = len(found) > 1 or any(c.program in _SHELL_STATE or (not c.words and c.assignments)
+                                         for p in found for c in p)
         parts.append(f"({check})" if isolated and len(checks) > 1 else check)
     return " && ".join(parts)
+
+
+_SHELL_STATE = frozenset({"cd", "pushd", "popd", "export", "unset", "source", ".", "set", "shopt", "alias", "umask"})
 
 
 def _code(text: str) -> str:

@@ -42,11 +42,12 @@ class FileState:
     path: str
     size: int
     mtime: float
-    offset: int  # bytes consumed (only whole lines)
-    head_hash: str  # hash of the first bytes, to notice a file replaced in place
+    offset: int  # bytes consumed (only whole lines); 0 when the store holds a longer copy than the file
+    head_hash: str  # sha1 of the file's first `size` bytes: what was read, to tell growth from a rewrite
     format: str | None = None  # the trace format the file was read as
     trace_ids: list[str] = field(default_factory=list)  # traces read from it (to extend on growth)
     resume: dict[str, Any] = field(default_factory=dict)  # reader state at `offset` (to continue a read)
+    stat_key: str = ""  # inode and change time: moves whenever the bytes may have changed (mtime can be set back)
 
 
 class Store(Protocol):

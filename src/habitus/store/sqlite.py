@@ -59,14 +59,11 @@ def ensure_schema(conn: sqlite3.Connection, component: str, migrations: Sequence
     on every open and from concurrent processes (BEGIN IMMEDIATE serializes migrators).
     """
     conn.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-    row = conn.execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
-    if row is None or row[0] < len(migrations):
+    current = check_schema(conn, component, len(migrations))
+    if current < len(migrations):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
-            current = row[0] if row else 0
-            if current > len(migrations):
-                raise StoreError(f"store schema for {component} is newer ({current}) than this habitus knows")
+            current = check_schema(conn, component, len(migrations))
             for script in migrations[current:]:
                 for statement in _split_sql(script):
                     conn.execute(statement)
@@ -80,6 +77,29 @@ def ensure_schema(conn: sqlite3.Connection, component: str, migrations: Sequence
             conn.execute("ROLLBACK")
             raise
     return len(migrations)
+
+
+def check_schema(conn: sqlite3.Connection, component: str, known: int) -> int:
+    """The version of `component` in this database; StoreError when a newer habitus wrote it.
+
+    A database migrated by a newer build may hold tables or meanings this build would misread or
+    damage, so it is refused, never used silently.
+    """
+    try:
+        row = conn.execute("SELECT version FROM schema_versions WHERE component = ?", (component,)).fetchone()
+    except sqlite3.OperationalError:  # no schema_versions table: nothing migrated yet
+        return 0
+    current = int(row[0]) if row else 0
+    if current > known:
+        raise StoreError(f"the store {_db_file(conn)} was written by a newer habitus ({component} schema "
+                         f"v{current}; this habitus knows v{known}): upgrade habitus, or set HABITUS_HOME "
+                         f"to another folder")
+    return current
+
+
+def _db_file(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return (row[2] if row and row[2] else "in memory") if row else "?"
 
 
 def _split_sql(script: str) -> list[str]:

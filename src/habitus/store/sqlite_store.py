@@ -19,7 +19,7 @@ from habitus.core.subject import subject_root_commit
 from habitus.store import traces as tables
 from habitus.store.base import FileState, TraceSummary
 from habitus.store.home import default_db_path
-from habitus.store.sqlite import StoreError, connect
+from habitus.store.sqlite import StoreError, check_schema, connect
 
 
 def _now() -> str:
@@ -35,12 +35,17 @@ class SQLiteStore:
             self.conn = connect(self.path, readonly=readonly)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-        if not readonly:
-            try:
+        try:
+            if readonly:
+                check_schema(self.conn, tables.COMPONENT, len(tables.MIGRATIONS))
+            else:
                 tables.ensure_traces_schema(self.conn)
-            except sqlite3.Error as exc:
-                self.conn.close()
-                raise StoreError(f"cannot prepare store {self.path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise StoreError(f"cannot prepare store {self.path}: {exc}") from exc
+        except StoreError:
+            self.conn.close()
+            raise
 
     def __enter__(self) -> SQLiteStore:
         return self

@@ -90,6 +90,7 @@ MIGRATIONS: tuple[str, ...] = (
         updated_at TEXT NOT NULL
     );
     """,
+    "ALTER TABLE ingested_files ADD COLUMN stat_key TEXT NOT NULL DEFAULT '';",
 )
 
 
@@ -236,15 +237,16 @@ def read_file_state(conn: sqlite3.Connection, path: str) -> FileState | None:
         return None
     return FileState(path=row["path"], size=row["size"], mtime=row["mtime"], offset=row["offset"],
                      head_hash=row["head_hash"], format=row["format"], trace_ids=json.loads(row["trace_ids"]),
-                     resume=json.loads(row["resume"] or "{}"))
+                     resume=json.loads(row["resume"] or "{}"), stat_key=row["stat_key"])
 
 
 def write_file_state(conn: sqlite3.Connection, state: FileState, now: str) -> None:
     conn.execute(
-        "INSERT INTO ingested_files(path, size, mtime, offset, head_hash, format, trace_ids, resume, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, "
+        "INSERT INTO ingested_files(path, size, mtime, offset, head_hash, format, trace_ids, resume, stat_key, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, "
         "mtime = excluded.mtime, offset = excluded.offset, head_hash = excluded.head_hash, format = excluded.format, "
-        "trace_ids = excluded.trace_ids, resume = excluded.resume, updated_at = excluded.updated_at",
+        "trace_ids = excluded.trace_ids, resume = excluded.resume, stat_key = excluded.stat_key, "
+        "updated_at = excluded.updated_at",
         (state.path, state.size, state.mtime, state.offset, state.head_hash, state.format,
-         _dumps(state.trace_ids), _dumps(state.resume), now),
+         _dumps(state.trace_ids), _dumps(state.resume), state.stat_key, now),
     )

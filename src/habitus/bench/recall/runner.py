@@ -11,7 +11,6 @@ new path (moved found), checks whose script is gone, size and latency.
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import tempfile
 import time
@@ -126,11 +125,9 @@ def kind_workflows(fixture: Any, workflows: list[Any]) -> dict[str, list[str]]:
 
 
 def _script_paths(command: str) -> list[str]:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return [w for w in words if "/" in w or w.endswith((".sh", ".py", ".ts"))]
+    from habitus.core.shell import split_words
+
+    return [w for w in split_words(command) if "/" in w or w.endswith((".sh", ".py", ".ts"))]
 
 
 def score(result: Any, task: TaskSpec, scenario: Scenario, *, repo: Path, learned_files: set[str],
