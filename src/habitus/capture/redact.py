@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import ahocorasick
 
 from habitus.capture.secret_rules import TOKEN_RULES, WRAPPABLE, is_placeholder, literal_value, secret_name_strength
+from habitus.core.lazyre import lazy_re
 
 if TYPE_CHECKING:
     from habitus.core import Trace
@@ -140,12 +141,12 @@ def rule_pattern(index: int) -> re.Pattern[str]:
 # --- assignments: `NAME = value`, `"name": "value"`, `NAME: value` -------------------------------------------
 
 _IDENT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
-_WORD_TAIL = re.compile(r"[a-z0-9_\-]*")
-_ASSIGN = re.compile(
+_WORD_TAIL = lazy_re(r"[a-z0-9_\-]*")
+_ASSIGN = lazy_re(
     r"[\"']?[ \t]{0,3}(?P<op>:=|=>|=|:)[ \t]{0,3}"
     r"(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,300})(?P=q)"
     r"|(?P<bare>[^\s\"'`,;)}\]<>][^\s\"'`,;)}\]<>]*))")
-_LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
+_LINE_START = lazy_re(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
 
 
 def _redact_assignments(text: str) -> tuple[str, int]:

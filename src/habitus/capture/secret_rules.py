@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from habitus.core.lazyre import lazy_re
+
 _B = r"(?<![A-Za-z0-9_])"  # the token does not continue a longer word ("task-…" is not an OpenAI key)
 
 TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -118,7 +120,7 @@ KEEP_SUFFIXES = frozenset({"base", "value", "val", "b64", "base64", "hex", "raw"
 # Names whose values must be redacted whatever they look like (any other secret name needs a token-like value).
 ALWAYS = frozenset({"passwords", "password", "passwd", "passphrase", "pwd", "pass", "secrets", "secret", "credentials",
                     "credential", "authorization", "cookie"})
-_NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_NAME_PART = lazy_re(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def secret_name_strength(name: str) -> int:
@@ -155,15 +157,15 @@ def secret_name_strength(name: str) -> int:
 
 
 # Values after a secret name that are code or placeholders, not secrets.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy_re(
     r"^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|%[A-Za-z_]+%|<[^>]*>|\{\{[^}]*\}\}|\{[^}]*\}"
     r"|\*{3,}|x{4,}|X{4,}|\.{3}|…|\[REDACTED.*|None|null|nil|true|false|True|False|undefined|str|string|bytes"
     r"|bool|int|number|any|Optional\[.*|SecretStr|getpass\(.*|(?:os\.|process\.env|env\.|self\.|this\.|getenv).*)$")
 # `customModel.api_key`, `getToken()`, `config["key"]`, `request.form['password']`: an expression, not a literal.
-_CODE_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?$|^[A-Za-z_]\w*[(\[]")
+_CODE_REFERENCE = lazy_re(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?$|^[A-Za-z_]\w*[(\[]")
 
 
-_AUTH_SCHEME = re.compile(r"^(?:Bearer|Basic|Token|Digest|Bot)\s+", re.IGNORECASE)
+_AUTH_SCHEME = lazy_re(r"^(?:Bearer|Basic|Token|Digest|Bot)\s+", re.IGNORECASE)
 
 
 def is_placeholder(value: str) -> bool:
