@@ -114,3 +114,10 @@ STRUCTURED_LOOKALIKES: list[dict] = [
     {"auth": True, "token_type": "Bearer", "password": "${DB_PASSWORD}"},
     {"file_path": "/home/user/app/keys.py", "old_string": "a = 1", "new_string": "a = 2"},
 ]
+
+# Shapes as they appear inside another JSON string (a command that echoes JSON, an escaped tool output).
+ESCAPED: list[tuple[str, str, str]] = [
+    ("escaped_docker_auth", 'echo "{\\"auths\\": {\\"ghcr.io\\": {\\"auth\\": \\"{s}\\"}}}"',
+     "Ym9iOmdocF9" + "hYmNkZWYxMjM0NTZ4"),
+    ("escaped_concatenation", 'echo "key = \\"sk_live_\\" + \\"{s}\\""', "51Hq" + _A),
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from secret_shapes import LOOKALIKES, SHAPES, STRUCTURED, STRUCTURED_LOOKALIKES
+from secret_shapes import ESCAPED, LOOKALIKES, SHAPES, STRUCTURED, STRUCTURED_LOOKALIKES
 
 from habitus.capture.redact import redact, redact_identifier, redact_value
 
@@ -17,7 +17,7 @@ def leaked(secret: str, out: str) -> bool:
     return any(piece in out for piece in pieces)
 
 
-@pytest.mark.parametrize(("name", "template", "secret"), SHAPES, ids=[s[0] for s in SHAPES])
+@pytest.mark.parametrize(("name", "template", "secret"), SHAPES + ESCAPED, ids=[s[0] for s in SHAPES + ESCAPED])
 def test_every_secret_shape_is_redacted(name: str, template: str, secret: str) -> None:
     text = template.replace("{s}", secret)
     out, count = redact(text)

@@ -143,8 +143,9 @@ def rule_pattern(index: int) -> re.Pattern[str]:
 _IDENT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
 _WORD_TAIL = lazy_re(r"[a-z0-9_\-]*")
 _ASSIGN = lazy_re(
-    r"[\"']?[ \t]{0,3}(?P<op>:=|=>|=|:)[ \t]{0,3}"
-    r"(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,300})(?P=q)"
+    r"\\?[\"']?[ \t]{0,3}(?P<op>:=|=>|=|:)[ \t]{0,3}"
+    r"(?:\\(?P<eq>[\"'])(?P<escaped>[^\\\n]{1,300})\\(?P=eq)"  # JSON inside a JSON string: \"value\"
+    r"|(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,300})(?P=q)"
     r"|(?P<bare>[^\s\"'`,;)}\]<>][^\s\"'`,;)}\]<>]*))")
 _LINE_START = lazy_re(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
 
@@ -167,7 +168,7 @@ def _redact_assignments(text: str) -> tuple[str, int]:
         strength = secret_name_strength(text[start:end])
         if not strength:
             continue
-        group = "quoted" if match.group("quoted") is not None else "bare"
+        group = next(g for g in ("escaped", "quoted", "bare") if match.group(g) is not None)
         value_start, value_end = match.start(group), match.end(group)
         if group == "bare" and strength >= 2 and match.group("op") in ("=", ":") \
                 and _LINE_START.search(text, max(0, start - 80), start):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from habitus.capture.secret_rules import TOKEN_RULES
 
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]+")
-_JUNCTION = re.compile(r"([\"'])[ \t]*[+.][ \t\r\n]*([\"'])")
+_JUNCTION = re.compile(r"([\"'])[ \t]*[+.][ \t\r\n]*\\?([\"'])")  # also escaped: \"a\" + \"b\"
 _LITERAL_CHARS = 300
 MAX_WRAPPED_LINES = 8
 
@@ -100,7 +100,7 @@ def redact_concatenation(text: str, token_redact: Callable[[str], tuple[str, int
         chains.append((left_open, right_close + 1, [text[left_open + 1:left_close], right]))
     spans = []
     for start, stop, parts in chains:
-        joined = "".join(parts)
+        joined = "".join(part.strip("\\") for part in parts)
         if len(joined) < 8:
             continue
         redacted, count = token_redact(joined)
