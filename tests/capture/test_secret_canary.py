@@ -24,7 +24,6 @@ import pytest
 import yaml
 from capture_sessions import codex_lines, write_jsonl
 from secret_shapes import SHAPES, STRUCTURED
-
 from tests.deliver.conftest import claude_mistake_session, git, make_repo
 
 PATH_SECRET = "sk_live_" + "51PathQz7Xw2Rt5Yu8Io1Pa4"  # a folder name in a file path
