@@ -106,6 +106,9 @@ LOOKALIKES: list[str] = [
     "run `pytest -q tests/test_auth.py::test_login` and check auth.py",
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
     "echo 'a' + 'b' + 'c'",
+    "env:\n  MACOS_SIGN_PASSWORD: ${{ secrets.MACOS_SIGN_PASSWORD }}\n  TOKEN: {{ .Values.token }}",
+    "`-a, --api-key <key>`API key for the service",
+    "KEYCHAIN_PASSWORD=$(openssl rand -base64 32)",
 ]
 
 STRUCTURED_LOOKALIKES: list[dict] = [

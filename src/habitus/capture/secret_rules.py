@@ -97,7 +97,7 @@ TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("cli_password", ("--pass", "--token", "--api-key", "--api_key", "--secret", "--client-secret", "--auth-token",
                       "--access-token"),
      r"(?<![\w-])--(?:password|passwd|pass|token|api[-_]key|secret|client[-_]secret|auth[-_]token|access[-_]token)"
-     r"\s+(?P<value>\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"'$-][^\s\"']{3,})"),
+     r"\s+(?P<value>\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s\"'`$-][^\s\"'`]{3,})"),
 )
 
 # Kinds whose matched value can run on past a terminal line wrap (random tokens; not context rules).
@@ -158,7 +158,7 @@ def secret_name_strength(name: str) -> int:
 
 # Values after a secret name that are code or placeholders, not secrets.
 _PLACEHOLDER = lazy_re(
-    r"^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|%[A-Za-z_]+%|<[^>]*>|\{\{[^}]*\}\}|\{[^}]*\}"
+    r"^(?:\$?\{\{.*|\$\{.*|\$\(.*|`.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|%[A-Za-z_]+%|<[^>]*>|\{\{[^}]*\}\}|\{[^}]*\}"
     r"|\*{3,}|x{4,}|X{4,}|\.{3}|…|\[REDACTED.*|None|null|nil|true|false|True|False|undefined|str|string|bytes"
     r"|bool|int|number|any|Optional\[.*|SecretStr|getpass\(.*|(?:os\.|process\.env|env\.|self\.|this\.|getenv).*)$")
 # `customModel.api_key`, `getToken()`, `config["key"]`, `request.form['password']`: an expression, not a literal.
