@@ -79,10 +79,12 @@ def redact(text: str) -> tuple[str, int]:
         return text, 0
     lower = _lower(text)
     rules: set[int] = set()
-    seeded = False
-    for _end, (_, indexes, is_seed) in _KEYWORDS.iter(lower):
-        rules |= indexes
-        seeded = seeded or is_seed
+    seeds: list[int] = []  # start offsets of assignment seeds
+    for end, (length, indexes, is_seed) in _KEYWORDS.iter(lower):
+        if is_seed:
+            seeds.append(end - length + 1)
+        if indexes:
+            rules |= indexes
     count = 0
     if rules:
         from habitus.capture.redact_split import redact_concatenation, redact_wrapped
@@ -93,8 +95,8 @@ def redact(text: str) -> tuple[str, int]:
         for index in sorted(rules):
             text, found = _apply_rule(index, text)
             count += found
-    if seeded:
-        text, found = _redact_assignments(text)
+    if seeds:
+        text, found = _redact_assignments(text, None if count else seeds)  # offsets move once a rule replaced
         count += found
     return text, count
 
@@ -150,9 +152,11 @@ _ASSIGN = lazy_re(
 _LINE_START = lazy_re(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
 
 
-def _redact_assignments(text: str) -> tuple[str, int]:
+def _redact_assignments(text: str, seeds: list[int] | None) -> tuple[str, int]:
     lower = _lower(text)
-    hits = sorted({end - length + 1 for end, (length, _, is_seed) in _KEYWORDS.iter(lower) if is_seed})
+    if seeds is None:
+        seeds = [end - length + 1 for end, (length, _, is_seed) in _KEYWORDS.iter(lower) if is_seed]
+    hits = sorted(set(seeds))
     pieces: list[str] = []
     last = count = 0
     for hit in hits:
