@@ -99,7 +99,7 @@ def _sessions(folder: Path, repo: Path) -> list[Path]:
     for i, session in enumerate(ids):
         lines = _plant(claude_mistake_session(session, repo, 10 + i), chunks[i], STRUCTURED[i::3], session,
                        cwd_with_secret if i == 2 else repo)
-        path = folder / f"session-{i}.jsonl"
+        path = folder / f"{session}.jsonl"  # Claude Code names the file after the session id
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(path)
     texts = [template.replace("{s}", secret) for _, template, secret in chunks[3]]
@@ -290,3 +290,21 @@ def test_demo_report_on_sessions_with_planted_secrets_holds_none(tmp_path: Path,
     leaks = _leaks(secrets, [tmp_path / "report", tmp_path / "work" / "home", made[0].repo],
                    [json.dumps(result.to_dict(), default=str)])
     assert not leaks, "\n".join(leaks)
+
+
+def test_a_remote_url_with_a_token_never_becomes_part_of_the_subject(tmp_path: Path) -> None:
+    from habitus.capture.subject import repo_subject
+
+    repo = make_repo(tmp_path)
+    token = "ghp_" + "Remote0Url1Token2Xy3Zw4Vu5Ts6Rq7Po8Nm"
+    git(repo, "remote", "add", "origin", f"https://x-access-token:{token}@github.com/acme/app.git")
+    subject = repo_subject(repo)
+    assert subject is not None and token not in subject and "github.com/acme/app.git" in subject
+
+
+def test_a_hook_log_line_never_holds_a_secret(habitus_home: Path) -> None:
+    from habitus.deliver.hook import log_line
+
+    log_line("UserPromptSubmit", "claude", f"error: ValueError: bad cwd /home/u/{PATH_SECRET}/x")
+    text = (habitus_home / "logs" / "hooks.log").read_text()
+    assert PATH_SECRET not in text and "[REDACTED:" in text

@@ -92,9 +92,8 @@ def redact(text: str) -> tuple[str, int]:
         text, count = redact_concatenation(text, _token_redact)  # before the rules: a rule would take one piece
         text, found = redact_wrapped(text, rules)
         count += found
-        for index in sorted(rules):
-            text, found = _apply_rule(index, text)
-            count += found
+        text, found = _apply_rules(text, rules)
+        count += found
     if seeds:
         text, found = _redact_assignments(text, None if count else seeds)  # offsets move once a rule replaced
         count += found
@@ -103,8 +102,11 @@ def redact(text: str) -> tuple[str, int]:
 
 def _token_redact(text: str) -> tuple[str, int]:
     """`redact` restricted to the rules (no assignments): for pieces joined back together."""
-    lower = _lower(text)
-    rules = {i for _end, (_, indexes, _) in _KEYWORDS.iter(lower) for i in indexes}
+    return _apply_rules(text, {i for _end, (_, indexes, _) in _KEYWORDS.iter(_lower(text)) for i in indexes})
+
+
+def _apply_rules(text: str, rules: set[int]) -> tuple[str, int]:
+    """Apply the rules in table order (the Anthropic rule before the wider OpenAI one)."""
     count = 0
     for index in sorted(rules):
         text, found = _apply_rule(index, text)
