@@ -64,7 +64,8 @@ def _plant(lines: list[str], shapes: list[tuple[str, str, str]], structured: lis
             for block in content:
                 if block.get("type") == "tool_use":
                     tool_input = block["input"]
-                    if "command" in tool_input and texts:
+                    if "command" in tool_input and texts and "migrate" not in tool_input["command"]:  # the fix
+                        # stays clean, so a rule can be promoted from it (a command the repo ran successfully)
                         tool_input["command"] += " && echo " + json.dumps(texts.pop())
                     if "file_path" in tool_input:
                         tool_input["description"] = texts.pop() if texts else ""
@@ -89,7 +90,7 @@ def _plant(lines: list[str], shapes: list[tuple[str, str, str]], structured: lis
 
 
 def _sessions(folder: Path, repo: Path) -> list[Path]:
-    """Three Claude Code sessions (one in a sub-folder whose name is a secret) and one Codex rollout."""
+    """Three Claude Code sessions, a fourth started in a folder whose name is a secret, and a Codex rollout."""
     folder.mkdir(parents=True)
     cwd_with_secret = repo / "tmp" / CWD_SECRET
     cwd_with_secret.mkdir(parents=True)
@@ -97,11 +98,16 @@ def _sessions(folder: Path, repo: Path) -> list[Path]:
     ids = ["s-canary-0", f"s-{SESSION_SECRET}", "s-canary-2"]
     paths = []
     for i, session in enumerate(ids):
-        lines = _plant(claude_mistake_session(session, repo, 10 + i), chunks[i], STRUCTURED[i::3], session,
-                       cwd_with_secret if i == 2 else repo)
+        lines = _plant(claude_mistake_session(session, repo, 10 + i), chunks[i], STRUCTURED[i::3], session, repo)
         path = folder / f"{session}.jsonl"  # Claude Code names the file after the session id
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(path)
+    first = json.loads(claude_mistake_session("s-canary-cwd", repo, 14)[0])
+    first["message"]["content"] = "summarise what the README says"  # unrelated, so it hands nothing over
+    lines = _plant([json.dumps(first)], [], [], "s-canary-cwd", cwd_with_secret)
+    path = folder / "s-canary-cwd.jsonl"  # a short session started in a folder whose name is a secret
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    paths.append(path)
     texts = [template.replace("{s}", secret) for _, template, secret in chunks[3]]
     calls = [(text, texts[(i + 1) % len(texts)], 1 if i % 2 else 0) for i, text in enumerate(texts)]
     lines = codex_lines("019a0000-0000-7000-8000-00000000c0de", str(repo), calls)
@@ -202,7 +208,7 @@ def canary_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     steps["export"] = _cli(["workflows", "export", "--repo", str(repo), "-o", str(exported)], env, outputs)
     docs = [d for d in yaml.safe_load_all(exported.read_text()) if d] if exported.is_file() else []
     if docs:
-        hostile = dict(docs[0], id="wf-shared", name=f"shared workflow {IMPORT_SECRET}")
+        hostile = dict(docs[0], id="wf-shared", name=f"shared workflow {IMPORT_SECRET}", pitfalls=[])
         hostile["use_when"] = f"when the token is {IMPORT_SECRET}"
         (given / "hostile.yaml").write_text(yaml.safe_dump(hostile))
         steps["import"] = _cli(["workflows", "import", str(given / "hostile.yaml"), "--repo", str(repo), "--json"],
@@ -211,7 +217,7 @@ def canary_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     steps["promote"] = _cli(["promote", "--target", "AGENTS.md", "--apply", "--json"], env, outputs, cwd=repo)
     skill = out / "SKILL.md"
     skill.write_text("---\nname: db\n---\n# Database changes\n\n- Run the tests.\n")
-    rewards = {"s-canary-0": False, f"s-{SESSION_SECRET}": True, "s-canary-2": True,
+    rewards = {"s-canary-0": False, f"s-{SESSION_SECRET}": True, "s-canary-2": True, "s-canary-cwd": True,
                "019a0000-0000-7000-8000-00000000c0de": False}
     (given / "rewards.json").write_text(json.dumps(rewards))
     steps["refine"] = _cli(["refine", str(skill), "--traces", str(base / "sessions"), "--rewards",
@@ -231,7 +237,7 @@ def test_every_stage_ran(canary_run: dict[str, Any]) -> None:
     for name, done in steps.items():
         assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
     ingest = json.loads(steps["ingest"].stdout)
-    assert ingest["traces"] == 4 and ingest["redactions"] >= len(SHAPES)
+    assert ingest["traces"] == 5 and ingest["redactions"] >= len(SHAPES)
     assert "import" in steps, "nothing was learned, so nothing was exported"
     assert (canary_run["repo"] / "AGENTS.md").read_text().count("habitus:rules:begin") == 1
     assert (canary_run["out"] / "refine" / "manifest.json").is_file()

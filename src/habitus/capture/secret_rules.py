@@ -176,6 +176,8 @@ def is_placeholder(value: str) -> bool:
 def literal_value(value: str, strength: int) -> bool:
     """Whether `value`, found after a secret name of `strength`, is a literal secret to redact."""
     value = _AUTH_SCHEME.sub("", value, count=1)
+    if value.lower() in ("bearer", "basic", "token", "digest", "bot"):  # the scheme word before a redacted value
+        return False
     if not value or _PLACEHOLDER.match(value) or _CODE_REFERENCE.match(value):
         return False
     if strength >= 2:
