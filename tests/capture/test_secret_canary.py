@@ -198,7 +198,7 @@ def canary_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "tool_response": {"exit_code": 1, "stdout": f"auth failed for {HOOK_SECRET}"}}
     steps["hook tool"] = _cli(["PostToolUse", "--agent", "claude"], env, outputs, stdin=json.dumps(tool),
                               module="habitus.deliver.hook")
-    end = {"session_id": f"hook-{SESSION_SECRET}", "cwd": str(repo), "transcript_path": str(sessions[0])}
+    end = {"session_id": f"hook-{SESSION_SECRET}", "cwd": str(repo), "transcript_path": str(sessions[1])}
     steps["hook end"] = _cli(["SessionEnd", "--agent", "claude"], env, outputs, stdin=json.dumps(end),
                              module="habitus.deliver.hook")
     steps["notes add"] = _cli(["notes", "add", f"deploy key for staging: {MCP_SECRET}", "--kind", "gotcha",
