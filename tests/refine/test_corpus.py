@@ -111,3 +111,15 @@ def test_minimal_span_example_runs_end_to_end(corpus, tmp_path):
     assert run.manifest["inputs"]["traces"]["with_outcome"] == 12
     assert {c["polarity"] for c in run.manifest["clusters"]} == {"success", "failure"}
     assert (tmp_path / "report.html").stat().st_size > 1000
+
+
+def test_every_accepted_edit_of_either_kind_passes_the_stated_test_with_citations_that_show_it(result, golden):
+    """Issue 12 #6: on this corpus a reinforcement went in ungated (failure lift 0.86, citing an import of
+    `openpyxl.styles` and a print of a cell's format as "edits cell styles"). Now both kinds are gated."""
+    styles = [p for p in result.proposals if p["behaviour"] == "styles" and p["kind"] == "reinforce"]
+    assert styles and not styles[0]["gate"]["passed"], [p["gate"] for p in styles]
+    assert len(styles[0]["gate"]["citations"]["dropped"]) == 2  # neither quote edits a style
+    for proposal in result.accepted:
+        gate = proposal["gate"]
+        assert gate["gated"] and gate["support"] >= 2 and (gate["fisher_p"] <= 0.1 or gate["lift"] >= 1.5), gate
+        assert gate["citations"]["kept"] == len(proposal["supporting_trace_ids"]) >= 2

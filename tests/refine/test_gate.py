@@ -64,6 +64,37 @@ def test_undecidable_without_successes_follows_the_policy(fail_open, passed):
     assert verdict["passed"] is passed
 
 
-def test_success_edits_are_not_gated():
-    verdict = evaluate(proposal("noise", 1, kind="reinforce"), CORPUS, GateConfig())
-    assert verdict["passed"] and verdict["gated"] is False
+# 'good' in 8 successes and 1 failure; 'noise' as in CORPUS
+SUCCESS_CORPUS = summaries([
+    ("success", 8, {"good", "noise"}), ("success", 2, set()), ("failure", 1, {"good"}), ("failure", 9, {"noise"}),
+])
+
+
+@pytest.mark.parametrize(("behaviour", "support", "corpus", "passed", "reason"), [
+    ("good", 5, SUCCESS_CORPUS, True, "succeeds more often than it fails"),
+    ("good", 1, SUCCESS_CORPUS, False, "needs >= 2"),
+    ("noise", 5, CORPUS, False, "not associated with success"),
+    ("bad", 5, CORPUS, False, "not associated with success"),  # goes with failure: never reinforced
+    ("good", 5, summaries([("success", 4, {"good"})]), False, "no failed traces to compare with"),
+])
+def test_success_edits_pass_the_same_stated_test(behaviour, support, corpus, passed, reason):
+    verdict = evaluate(proposal(behaviour, support, kind="reinforce"), corpus, GateConfig())
+    assert verdict["gated"] is True and verdict["outcome"] == "success"
+    assert verdict["passed"] is passed, verdict["reasons"]
+    assert any(reason in r for r in verdict["reasons"]), verdict["reasons"]
+    assert "Fisher" in verdict["test"] and "success lift" in verdict["test"]
+
+
+def test_success_side_statistics_match_scipy():
+    table = contingency(SUCCESS_CORPUS, "good")
+    assert table == {"fail_with": 1, "success_with": 8, "fail_without": 9, "success_without": 2}
+    assert fisher_p(table, "success") == pytest.approx(fisher_exact([[1, 8], [9, 2]], alternative="less").pvalue)
+    assert failure_lift(table, "success") == pytest.approx((9 / 11) / (11 / 22))
+
+
+def test_dropped_citations_are_reported_and_not_counted():
+    citations = {"checked": 3, "kept": 1, "dropped": {"t1": "no quoted snippet shows the behaviour",
+                                                     "t2": "cited trace not found"}}
+    verdict = evaluate(proposal("bad", 1), CORPUS, GateConfig(), citations=citations)
+    assert not verdict["passed"] and verdict["citations"] == citations
+    assert any("2 of 3 cited trace(s) do not quote the behaviour" in r for r in verdict["reasons"])

@@ -2,7 +2,8 @@
 
 Entry points: `read_trace_file(path)` for one file of any supported format (auto-detected),
 `iter_traces_from_paths(paths)` for files and folders, `habitus.capture.ingest.ingest_paths` to
-store them incrementally, `redact(text)` for secret redaction.
+store them incrementally, `redact(text)`, `redact_value(json)` and `redact_identifier(id)` for
+secret redaction (every way into the store uses them).
 
 Names load on first use, so importing a light submodule (`habitus.capture.subject`, used on the
 hook and recall paths) does not import every reader.
@@ -21,7 +22,9 @@ _WHERE = {
     "iter_traces_from_paths": "habitus.capture.reader",
     "read_trace_file": "habitus.capture.reader",
     "redact": "habitus.capture.redact",
+    "redact_identifier": "habitus.capture.redact",
     "redact_trace": "habitus.capture.redact",
+    "redact_value": "habitus.capture.redact",
 }
 
 __all__ = sorted(_WHERE)

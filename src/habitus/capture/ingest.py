@@ -30,6 +30,7 @@ from habitus.capture.discover import default_trace_paths
 from habitus.capture.guard import one_line, open_regular, safe_json, safe_path, safe_text
 from habitus.capture.reader import cached_subject, finish_capture, iter_trace_files, read_trace_file
 from habitus.capture.reconcile import place_trace
+from habitus.capture.redact import redact_identifier
 from habitus.core import Trace, Usage
 from habitus.core.subject import same_repo
 from habitus.store.base import FileState, Store
@@ -192,7 +193,7 @@ def _plan(path: Path, info: os.stat_result, state: FileState | None, report: Ing
 
 def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: str | None,
                  repo_filter: Callable[[Trace], bool] | None, explicit: bool, force: bool) -> None:
-    key = safe_path(path.resolve() if path.exists() else path)
+    key = redact_identifier(safe_path(path.resolve() if path.exists() else path))  # a path can hold a secret
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):

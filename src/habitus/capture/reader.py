@@ -22,7 +22,7 @@ from habitus.capture.guard import load_json, one_line, open_regular, safe_path, 
 from habitus.capture.otel import read_otel
 from habitus.capture.otel_export import looks_like_otel
 from habitus.capture.outcome import apply_coding_outcome
-from habitus.capture.redact import redact_trace
+from habitus.capture.redact import redact_trace, redact_value
 from habitus.capture.spans import REWARDS_FILE, load_ground_truth, looks_like_transcript, read_spans, read_transcript
 from habitus.capture.subject import repo_subject
 from habitus.core import Trace
@@ -127,6 +127,8 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
             continue
         finished.append(trace)
     result.traces = finished
+    if result.resume:  # kept in the store to continue the read later (cwd, titles): redacted like the traces
+        result.resume = redact_value(result.resume)[0]  # a copy of trace fields: not counted twice
     return result
 
 

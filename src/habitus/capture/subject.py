@@ -41,6 +41,10 @@ def _subject_for_root(root: str) -> str | None:
         return None
     root_commit = sorted(roots.split())[0]
     remote = _git(Path(root), "config", "--get", "remote.origin.url")
+    if remote:  # `https://user:token@host/…` must not become part of every stored subject
+        from habitus.capture.redact import redact
+
+        remote = redact(remote)[0]
     return f"{root_commit}@{remote}" if remote else root_commit
 
 

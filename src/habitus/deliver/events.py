@@ -357,7 +357,10 @@ def _refresh_records(store: Any, path: str) -> int:
 
     Uses `habitus.learn.learn` per repo (new traces only); without it, stores the records alone.
     """
+    from habitus.capture.redact import redact_identifier
+
     resolved = {path, str(Path(path).resolve())}
+    resolved |= {redact_identifier(p) for p in resolved}  # ingest stores the source path as a redacted key
     summaries = [s for s in store.list_traces() if s.source_path in resolved]
     try:
         from habitus.learn import learn

@@ -55,6 +55,10 @@ def log_line(event: str, agent: str, message: str) -> None:
         logs = _home() / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         one_line = " ".join(str(message).split())[:500]
+        if len(one_line) >= 8:  # an error can quote a path or a payload: the log is a file in our home too
+            from habitus.capture.redact import redact
+
+            one_line = redact(one_line)[0]
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         path = logs / "hooks.log"
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:

@@ -210,11 +210,13 @@ def ensure_replay_schema(conn: sqlite3.Connection) -> None:
 def save_rejected(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow],
                   verdict: ReplayVerdict) -> int:
     """Keep a rejected build for inspection; returns its id (also set on the verdict)."""
+    from habitus.capture.redact import redact_value
+
     ensure_replay_schema(conn)
     now = datetime.now(UTC).isoformat(timespec="seconds")
     with conn:
         cur = conn.execute("INSERT INTO learn_rejected (subject, created, replay, workflows) VALUES (?, ?, ?, ?)",
-                           (subject, now, "{}", json.dumps([w.to_dict() for w in workflows])))
+                           (subject, now, "{}", json.dumps(redact_value([w.to_dict() for w in workflows])[0])))
         verdict.rejected_id = int(cur.lastrowid or 0)
         conn.execute("UPDATE learn_rejected SET replay = ? WHERE id = ?",
                      (json.dumps(verdict.to_dict()), verdict.rejected_id))

@@ -290,6 +290,9 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
     """
     if not isinstance(task, str):
         raise RecallError("the task must be text")
+    from habitus.capture.redact import redact
+
+    task = redact(task)[0]  # a prompt may carry a key: it is echoed in the hand-over and logged
     limit = resolve_budget(agent, budget)
     folder = Path(cwd).expanduser()
     if not folder.is_dir():

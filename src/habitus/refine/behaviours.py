@@ -227,8 +227,7 @@ def detect(flat: Flattened) -> dict[str, tuple[Behaviour, list[str]]]:
     for call in calls:
         for cp in COMMAND_PATTERNS:
             text = call.command if cp.where == "command" else call.text
-            match = cp.pattern.search(text or "")
-            if match:
+            for match in cp.pattern.finditer(text or ""):  # every matching line: the first may not show it best
                 add(cp.behaviour, _snippet(text, match))
         if call.is_error and "nonzero-exit" not in found:  # structured steps: the reader set the status
             add(_NONZERO, _first_line(call.text) or _first_line(call.command))

@@ -24,6 +24,7 @@ from habitus.core.trace import Trace
 from habitus.refine import cluster as cluster_stage
 from habitus.refine import holdout as holdout_stage
 from habitus.refine.behaviours import Behaviour
+from habitus.refine.citations import verify_citations
 from habitus.refine.embed import embed_texts, get_stage_embedder
 from habitus.refine.gate import GateConfig, Judge, evaluate
 from habitus.refine.merge import merge, unified_diff
@@ -256,8 +257,10 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
     lap("propose")
 
     config = GateConfig(enabled=gate, fail_open=gate_fail_open)
+    traces_by_id = {t.id: t for t in traces}
     for proposal in proposals:
-        proposal.gate = evaluate(proposal, train, config, judge)
+        citations = verify_citations(proposal, traces_by_id)
+        proposal.gate = evaluate(proposal, train, config, judge, citations)
     accepted = [p for p in proposals if p.accepted]
     lap("gate")
 

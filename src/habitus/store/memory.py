@@ -80,6 +80,21 @@ def ensure_memory_schema(conn: sqlite3.Connection) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
+def _redacted(value: Any) -> Any:
+    """A value from outside (an imported workflow, a task, a reason) as it may be stored: secrets redacted."""
+    from habitus.capture.redact import redact_value
+
+    return redact_value(value)[0]
+
+
+def _redacted_id(value: str | None) -> str | None:
+    if not value:
+        return value
+    from habitus.capture.redact import redact_identifier
+
+    return redact_identifier(str(value))
+
+
 
 
 def suspension_reason(counters: Counters) -> str | None:
@@ -117,7 +132,8 @@ def _row_to_workflow(row: sqlite3.Row) -> Workflow:
 
 def _upsert(conn: sqlite3.Connection, wf: Workflow, subject: str | None, origin: str, now: str,
             keep_counters: bool) -> None:
-    data = wf.to_dict()
+    wf.id, wf.name = str(_redacted_id(wf.id)), _redacted(wf.name)  # imports come from files anyone can write
+    data = _redacted(wf.to_dict())
     data.pop("status_reason", None)
     counter_update = "" if keep_counters else (
         ", shown = excluded.shown, helped = excluded.helped, misled = excluded.misled, stale = excluded.stale,"
@@ -239,7 +255,7 @@ def set_workflow_status(conn: sqlite3.Connection, workflow_id: str, status: str,
         raise ValueError(f"unknown workflow status {status!r} (one of {', '.join(WORKFLOW_STATUSES)})")
     ensure_memory_schema(conn)
     cur = conn.execute("UPDATE workflows SET status = ?, status_reason = ?, updated = ? WHERE id = ?",
-                       (status, reason, utc_now(), workflow_id))
+                       (status, _redacted(reason), utc_now(), workflow_id))
     if cur.rowcount == 0:
         raise KeyError(workflow_id)
 
@@ -294,7 +310,8 @@ def log_handover(conn: sqlite3.Connection, entry: dict[str, Any]) -> int:
     `workflow` and `place` {file, chain}), stale, moved, chars, created (defaults to now).
     """
     ensure_memory_schema(conn)
-    data = dict(entry)
+    data = _redacted(dict(entry))  # the task is the user's prompt as the hook received it
+    data["session_id"] = _redacted_id(data.get("session_id"))
     data.setdefault("created", utc_now())
     cur = conn.execute(
         "INSERT INTO handovers(session_id, subject, root, task, cwd, chars, created, data) VALUES (?,?,?,?,?,?,?,?)",
@@ -311,7 +328,7 @@ def list_handovers(conn: sqlite3.Connection, *, session_id: str | None = None,
     sql, args = "SELECT id, feedback_trace, data FROM handovers WHERE 1 = 1", []
     if session_id is not None:
         sql += " AND session_id = ?"
-        args.append(session_id)
+        args.append(_redacted_id(session_id))
     if subject is not None:
         sql += " AND root = ?"
         args.append(root_of(subject))
@@ -339,7 +356,7 @@ def save_records(conn: sqlite3.Connection, records: Iterable[Record]) -> int:
     """Insert or replace records (keyed by trace id); returns how many were written."""
     ensure_memory_schema(conn)
     rows = [(r.trace_id, r.subject, root_of(r.subject), r.session_id, r.date,
-             json.dumps(r.to_dict(), ensure_ascii=False)) for r in records]
+             json.dumps(_redacted(r.to_dict()), ensure_ascii=False)) for r in records]
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.executemany("INSERT OR REPLACE INTO learn_records(trace_id, subject, root, session_id, date, data)"

@@ -78,6 +78,30 @@ def ensure_notes_schema(conn: sqlite3.Connection) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
+def _redacted(text: str | None) -> str | None:
+    """Free text from outside (a reason, a note) as it may be stored: secrets redacted."""
+    if not text:
+        return text
+    from habitus.capture.redact import redact
+
+    return redact(text)[0]
+
+
+def _redacted_value(value: Any) -> Any:
+    from habitus.capture.redact import redact_value
+
+    return redact_value(value)[0]
+
+
+def _redacted_id(value: str | None) -> str | None:
+    """An id from outside (a hook's session id) as stored; the same id always maps to the same stored id."""
+    if not value:
+        return value
+    from habitus.capture.redact import redact_identifier
+
+    return redact_identifier(str(value))
+
+
 
 
 def _row_to_note(row: sqlite3.Row) -> Note:
@@ -108,6 +132,10 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
     text = checked_note_text(text)
     if kind not in NOTE_KINDS:
         raise NoteError(f"unknown note kind {kind!r} (one of {', '.join(NOTE_KINDS)})")
+    from habitus.capture.redact import redact, redact_value
+
+    text = redact(text)[0]  # notes come from people and agents (MCP): redacted like traces
+    session_id, evidence = _redacted_id(session_id), redact_value(dict(evidence or {}))[0]
     import uuid  # only when a note is written; the hook path reads notes
 
     ensure_notes_schema(conn)
@@ -135,12 +163,15 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
 
 def add_notes_bulk(conn: sqlite3.Connection, notes: list[Note]) -> int:
     """Insert many prepared notes in one transaction (benchmarks, imports); returns the count."""
+    from habitus.capture.redact import redact, redact_value
+
     ensure_notes_schema(conn)
     now = utc_now()
     for n in notes:
         n.text = checked_note_text(n.text)
-    rows = [(n.id, n.subject, root_of(n.subject), n.kind, n.text, n.state, n.supersedes, n.source, n.session_id,
-             json.dumps(n.evidence), n.created or now, n.updated or now) for n in notes]
+    rows = [(n.id, n.subject, root_of(n.subject), n.kind, redact(n.text)[0], n.state, n.supersedes, n.source,
+             _redacted_id(n.session_id), json.dumps(redact_value(n.evidence)[0]), n.created or now, n.updated or now)
+            for n in notes]
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.executemany(
@@ -229,7 +260,7 @@ def archive_note(conn: sqlite3.Connection, note_id: str, reason: str) -> Note:
     """Archive a note (kept for audit, out of default search)."""
     ensure_notes_schema(conn)
     cur = conn.execute("UPDATE notes SET state = 'archived', reason = ?, updated = ? WHERE id = ?",
-                       (reason, utc_now(), note_id))
+                       (_redacted(reason), utc_now(), note_id))
     if cur.rowcount == 0:
         raise NoteError(f"no note with id {note_id}")
     note = get_note(conn, note_id)
@@ -255,7 +286,7 @@ def record_feedback(conn: sqlite3.Connection, item_id: str, verdict: str, reason
         raise NoteError(f"unknown verdict {verdict!r} (one of {', '.join(FEEDBACK_VERDICTS)})")
     ensure_notes_schema(conn)
     cur = conn.execute("INSERT INTO item_feedback(item_id, verdict, reason, created) VALUES (?,?,?,?)",
-                       (item_id, verdict, reason, utc_now()))
+                       (_redacted_id(item_id), verdict, _redacted(reason), utc_now()))
     return int(cur.lastrowid or 0)
 
 
@@ -279,7 +310,8 @@ def set_rule_state(conn: sqlite3.Connection, target: str, rule: Rule, state: str
         "INSERT INTO rule_state(target, hash, rule_id, text, state, evidence, date) VALUES (?,?,?,?,?,?,?) "
         "ON CONFLICT(target, hash) DO UPDATE SET rule_id = excluded.rule_id, text = excluded.text,"
         " state = excluded.state, evidence = excluded.evidence, date = excluded.date",
-        (target, rule.hash, rule.id, rule.text, state, json.dumps(rule.evidence, default=str), utc_now()))
+        (target, rule.hash, rule.id, _redacted(rule.text), state, json.dumps(_redacted_value(rule.evidence),
+                                                                             default=str), utc_now()))
 
 
 def list_rule_states(conn: sqlite3.Connection, target: str | None = None) -> list[Rule]:
@@ -299,11 +331,11 @@ def list_rule_states(conn: sqlite3.Connection, target: str | None = None) -> lis
 def shown_in_session(conn: sqlite3.Connection, session_id: str, kind: str) -> set[str]:
     ensure_notes_schema(conn)
     return {r[0] for r in conn.execute("SELECT item_id FROM hook_shown WHERE session_id = ? AND kind = ?",
-                                       (session_id, kind))}
+                                       (_redacted_id(session_id), kind))}
 
 
 def mark_shown(conn: sqlite3.Connection, session_id: str, kind: str, item_ids: list[str]) -> None:
     ensure_notes_schema(conn)
     now = utc_now()
     conn.executemany("INSERT OR IGNORE INTO hook_shown(session_id, kind, item_id, shown_at) VALUES (?,?,?,?)",
-                     [(session_id, kind, i, now) for i in item_ids])
+                     [(_redacted_id(session_id), kind, _redacted_id(i), now) for i in item_ids])
