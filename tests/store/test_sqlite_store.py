@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from backends import open_store
 from habitus.core import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace, Usage
-from habitus.store import open_store
 from habitus.store.base import FileState
 from habitus.store.home import default_db_path
 from habitus.store.sqlite import StoreError
@@ -29,11 +29,15 @@ def _trace(trace_id: str = "t1", *, task: str = "migrate the billing tables", su
     )
 
 
-def test_open_store_defaults_to_habitus_home_in_wal_mode() -> None:
+def test_open_store_defaults_to_habitus_home_in_wal_mode(store_backend: str) -> None:
     store = open_store()
     try:
-        assert store.path == default_db_path()
-        assert store.health()["journal_mode"] == "wal"
+        if store_backend == "sqlite":
+            assert store.path == default_db_path()
+            assert store.health()["journal_mode"] == "wal"
+        else:  # HABITUS_STORE_URL names the shared store; its password never shows
+            assert store.health()["backend"] == "postgres"
+            assert store.health()["extensions"]["vector"]
         assert store.health()["schema_versions"]["traces"] >= 1
     finally:
         store.close()
@@ -74,7 +78,7 @@ def test_replacing_a_trace_drops_its_old_search_rows(tmp_path: Path) -> None:
         store.put_trace(_trace(task="something else entirely"))
         assert store.search_traces("billing") == []
         store.delete_trace("t1")
-        assert store.conn.execute("SELECT count(*) FROM steps_fts").fetchone()[0] == 0
+        assert store.health()["search_rows"] == 0
 
 
 @pytest.mark.parametrize("kwargs, expected", [
@@ -111,7 +115,15 @@ def test_resolve_trace_id_accepts_a_unique_prefix(tmp_path: Path) -> None:
         assert store.resolve_trace_id("abd-2") == "abd-2"
 
 
-def test_a_corrupt_database_file_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_corrupt_database_file_is_a_clear_error(tmp_path: Path, store_backend: str) -> None:
+    if store_backend == "postgres":  # the shared store's counterpart: a server that is not there
+        from habitus.store import open_store as open_configured
+
+        url = f"postgresql://habitus:secret@/none?host={tmp_path}&connect_timeout=2"
+        with pytest.raises(StoreError) as info:
+            open_configured(url)
+        assert "cannot open store" in str(info.value) and "secret" not in str(info.value)
+        return
     path = tmp_path / "bad.db"
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError) as info:
