@@ -90,12 +90,12 @@ def connect(path: Path | str | None = None) -> Any:
     return open_db(target if isinstance(target, str) else Path(target))
 
 
-def open_store(path: Path | str | None = None) -> Any:
+def open_store(path: Path | str | None = None, *, readonly: bool = False) -> Any:
     """The trace store at `path` on the active backend."""
     from habitus.store import open_store as real_open_store
 
     target = Backend.target(path)
-    return real_open_store(target if isinstance(target, str) or target is None else Path(target))
+    return real_open_store(target if isinstance(target, str) or target is None else Path(target), readonly=readonly)
 
 
 def copy_db(source: Path, target: Path) -> None:

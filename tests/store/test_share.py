@@ -136,3 +136,22 @@ def test_a_promoted_rule_counts_the_members_behind_it(monkeypatch: pytest.Monkey
     evidence = proposal.additions[0].rule.evidence
     assert evidence["sessions"] == 3 and evidence["members"] == 2
     assert "m-alice" not in json.dumps(evidence) and "m-bob" not in json.dumps(evidence)  # a count, not who
+
+
+def test_config_store_url_switches_every_command(store_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from habitus.cli.main import app
+
+    runner = CliRunner()
+    url = os.environ.get("HABITUS_STORE_URL")
+    monkeypatch.delenv("HABITUS_STORE_URL", raising=False)
+    if url:  # the configured key, not the environment, now names the shared store
+        assert runner.invoke(app, ["config", "set", "store.url", url]).exit_code == 0
+    info = runner.invoke(app, ["store", "info", "--json"])
+    assert info.exit_code == 0, info.output
+    assert json.loads(info.stdout)["backend"] == store_backend
+    shown = runner.invoke(app, ["config", "show", "--json"])
+    assert "secret" not in shown.stdout and (url is None or url not in shown.stdout)  # the URL is masked
+    bad = runner.invoke(app, ["config", "set", "store.url", "mysql://db/habitus"])
+    assert bad.exit_code == 1 and "postgresql://" in bad.output

@@ -131,19 +131,21 @@ def test_a_corrupt_database_file_is_a_clear_error(tmp_path: Path, store_backend:
     assert "bad.db" in str(info.value) and "not a database" in str(info.value)
 
 
-def _written_by_a_newer_build(path: Path, component: str = "traces") -> None:
+def _written_by_a_newer_build(path: Path | None, component: str = "traces") -> None:
     with open_store(path) as store:
         store.put_trace(_trace())
         store.conn.execute("UPDATE schema_versions SET version = version + 5 WHERE component = ?", (component,))
 
 
 @pytest.mark.parametrize("readonly", [False, True])
-def test_a_store_written_by_a_newer_build_is_refused_not_used(tmp_path: Path, readonly: bool) -> None:
+def test_a_store_written_by_a_newer_build_is_refused_not_used(tmp_path: Path, readonly: bool,
+                                                              store_backend: str) -> None:
     path = tmp_path / "h.db"
     _written_by_a_newer_build(path)
     with pytest.raises(StoreError) as info:
         open_store(path, readonly=readonly)
-    assert "newer habitus" in str(info.value) and "h.db" in str(info.value)
+    where = "h.db" if store_backend == "sqlite" else "postgresql://"  # the message names the store
+    assert "newer habitus" in str(info.value) and where in str(info.value)
 
 
 def test_every_component_refuses_a_newer_schema_of_its_own(tmp_path: Path) -> None:
@@ -160,11 +162,12 @@ def test_every_component_refuses_a_newer_schema_of_its_own(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("args", [["traces", "list"], ["ingest", "--json", "."], ["doctor"]])
-def test_cli_on_a_newer_store_says_so_in_one_line(tmp_path: Path, habitus_home: Path, args: list[str]) -> None:
+def test_cli_on_a_newer_store_says_so_in_one_line(tmp_path: Path, habitus_home: Path, args: list[str],
+                                                   store_backend: str) -> None:
     import subprocess
     import sys
 
-    _written_by_a_newer_build(habitus_home / "habitus.db")
+    _written_by_a_newer_build(habitus_home / "habitus.db" if store_backend == "sqlite" else None)  # the configured one
     done = subprocess.run([sys.executable, "-m", "habitus", *args], capture_output=True, text=True, cwd=tmp_path,
                           timeout=60, check=False)
     if args == ["doctor"]:  # doctor reports what it finds and carries on
@@ -174,3 +177,21 @@ def test_cli_on_a_newer_store_says_so_in_one_line(tmp_path: Path, habitus_home: 
     assert "Traceback" not in done.stderr and done.stdout == ""
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "newer habitus" in lines[0], done.stderr
+
+
+def test_doctor_reports_the_configured_store(store_backend: str) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from habitus.cli.main import app
+
+    done = CliRunner().invoke(app, ["doctor", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    if store_backend == "postgres":
+        assert report["shared_store"]["ok"] and report["shared_store"]["backend"] == "postgres"
+    else:
+        assert "shared_store" not in report
+    shown = CliRunner().invoke(app, ["doctor"])
+    assert ("shared store:" in shown.stdout) is (store_backend == "postgres")

@@ -316,8 +316,9 @@ class PgConnection:
             missing = {c: m for c, m in wanted.items() if versions.get(c, 0) < len(m)}
             for component, migrations in wanted.items():
                 if versions.get(component, 0) > len(migrations):
-                    raise StoreError(f"store schema for {component} is newer ({versions[component]}) "
-                                     "than this habitus knows")
+                    raise StoreError(f"the store {redact_url(self.url)} was written by a newer habitus ({component} "
+                                     f"schema v{versions[component]}; this habitus knows v{len(migrations)}): "
+                                     "upgrade habitus, or point store.url elsewhere")
             if missing:
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
