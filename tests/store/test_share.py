@@ -37,7 +37,8 @@ def _trace(trace_id: str, subject: str | None, text: str = "fix the flaky test",
     ("github.com/acme/app", f"{ROOT_B}@github.com/acme/other", False),
     (ROOT_A[:7], ROOT_B, False),
     ("", ROOT_A, False),  # an empty allowlist shares nothing
-    ("*", None, False),  # a trace of no repo is never shared
+    (ROOT_A[:7], None, False),  # a trace of no repo is shared only under `*`
+    ("*", None, True),
 ])
 def test_allowlist_matches_root_commits_and_remotes(entry: str, subject: str | None, shared: bool) -> None:
     assert is_shared(subject, [entry] if entry else []) is shared

@@ -5,7 +5,7 @@
   `traces list --mine` and promotion's member counts work without anyone's name in the store.
 - `shared_repos()` / `is_shared(subject)`: the allowlist (`share.repos`, or `HABITUS_SHARE_REPOS`):
   comma-separated root commits (a prefix of at least 7 hex digits), remote URLs (matched as a
-  substring of the subject's remote), or `*` for every repo. A shared store takes only traces of
+  substring of the subject's remote), or `*` for everything (traces of no repository too). A shared store takes only traces of
   repos on it; the others stay in the developer's own embedded store (`habitus.store.postgres_store`).
 - `partition(traces)`: the traces to share, redacted again on this machine (redaction is idempotent),
   and the ones to keep local.
@@ -72,6 +72,8 @@ def shared_repos() -> list[str]:
 def is_shared(subject: str | None, allow: list[str] | None = None) -> bool:
     """Whether a repo (by subject: root commit, optionally `@remote`) is on the allowlist."""
     entries = shared_repos() if allow is None else allow
+    if "*" in entries:  # everything, traces of no repository too (production agents' spans have none)
+        return True
     if not subject or not entries:
         return False
     root = subject_root_commit(subject)
