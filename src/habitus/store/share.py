@@ -5,8 +5,9 @@
   `traces list --mine` and promotion's member counts work without anyone's name in the store.
 - `shared_repos()` / `is_shared(subject)`: the allowlist (`share.repos`, or `HABITUS_SHARE_REPOS`):
   comma-separated root commits (a prefix of at least 7 hex digits), remote URLs (matched as a
-  substring of the subject's remote), or `*` for everything (traces of no repository too). A shared store takes only traces of
-  repos on it; the others stay in the developer's own embedded store (`habitus.store.postgres_store`).
+  substring of the subject's remote), or `*` for everything (traces of no repository too). A shared
+  store takes only what it allows; the rest stays in the developer's own embedded store
+  (`habitus.store.postgres_store`).
 - `partition(traces)`: the traces to share, redacted again on this machine (redaction is idempotent),
   and the ones to keep local.
 """
