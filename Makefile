@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(PIP) install -e '.[dev,semantic]'
+	$(PIP) install -e '.[dev,semantic,postgres]'
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed

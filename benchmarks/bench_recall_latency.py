@@ -75,8 +75,8 @@ def populate(repo: Path, files: list[str], n_workflows: int, n_records: int, see
     from habitus.capture.subject import repo_subject
     from habitus.core.record import CommandFact, EditFact, Record
     from habitus.core.workflow import Place, Workflow
+    from habitus.store.db import open_db
     from habitus.store.memory import import_workflows, save_records
-    from habitus.store.sqlite import connect
 
     rng = random.Random(seed)
     subject = repo_subject(repo)
@@ -115,7 +115,7 @@ def populate(repo: Path, files: list[str], n_workflows: int, n_records: int, see
                       commands=[CommandFact("python -m pytest -q", 0)], checks=["python -m pytest -q"],
                       outcome="success")
                for i in range(n_records)]
-    conn = connect()
+    conn = open_db()  # the configured store: SQLite, or HABITUS_STORE_URL (bench_store_backends.py)
     import_workflows(conn, subject, workflows)
     save_records(conn, records)
     conn.close()

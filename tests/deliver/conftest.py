@@ -109,3 +109,9 @@ def claude_mistake_session(session: str, cwd: Path, day: int, output: str = MIST
                     "message": {"role": "assistant", "model": "claude-sonnet-4-5", "id": "m-a4", "type": "message",
                                 "usage": usage, "content": [{"type": "text", "text": "Done."}]}}),
     ]
+
+
+@pytest.fixture(autouse=True)
+def _both_stores(store_backend: str) -> str:
+    """Every test here runs on both stores (SQLite and a real PostgreSQL; see tests/backends.py)."""
+    return store_backend

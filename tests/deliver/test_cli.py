@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.record import CommandFact, Record
 from habitus.core.workflow import Pitfall, Trigger, Workflow
 from habitus.store.memory import save_records, save_workflows
-from habitus.store.sqlite import connect
 
 
 def habitus(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:

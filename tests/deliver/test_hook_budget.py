@@ -14,10 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.workflow import Cues, Place, Workflow, WorkflowStep
 from habitus.store.memory import list_handovers, save_workflows
-from habitus.store.sqlite import connect
+from habitus.store.outbox import flush_outbox
 
 from .conftest import git, run_hook
 
@@ -93,6 +94,16 @@ def test_work_that_holds_the_gil_cannot_hold_the_hook_past_its_budget(repo: Path
     assert "timeout" in _log(habitus_home)
 
 
+def _logged(session: str) -> list:
+    """The session's logged hand-overs once it ended (a shared store gets them from the local outbox then)."""
+    conn = connect()
+    try:
+        flush_outbox(conn)
+        return list_handovers(conn, session_id=session)
+    finally:
+        conn.close()
+
+
 def test_a_hand_over_the_agent_never_received_is_not_logged_as_shown(repo: Path, habitus_home: Path) -> None:
     _seed(repo)
     proc = subprocess.Popen([*HOOK, "UserPromptSubmit", "--budget", "20"], stdin=subprocess.PIPE,
@@ -101,11 +112,11 @@ def test_a_hand_over_the_agent_never_received_is_not_logged_as_shown(repo: Path,
     proc.stdout.close()  # the agent went away: the output cannot be written
     _out, err = proc.communicate(json.dumps(_prompt(repo, "s-gone")).encode(), timeout=30)
     assert (proc.returncode, err) == (0, b"")
-    assert list_handovers(connect(), session_id="s-gone") == []
+    assert _logged("s-gone") == []
     # the same prompt with an agent that reads: printed, and logged once
     done = run_hook("UserPromptSubmit", _prompt(repo, "s-here"), budget="20")
     assert b"db/migrations.py" in done.stdout
-    assert len(list_handovers(connect(), session_id="s-here")) == 1
+    assert len(_logged("s-here")) == 1
 
 
 def test_printed_hand_over_is_logged_and_counted(repo: Path) -> None:
@@ -113,7 +124,7 @@ def test_printed_hand_over_is_logged_and_counted(repo: Path) -> None:
     done = run_hook("UserPromptSubmit", _prompt(repo, "s-count"), budget="20")
     assert b"add a database migration" in done.stdout
     conn = connect()
-    assert [h["workflows"] for h in list_handovers(conn, session_id="s-count")] == [["wf-mig"]]
+    assert [h["workflows"] for h in _logged("s-count")] == [["wf-mig"]]
     assert conn.execute("SELECT shown FROM workflows WHERE id = 'wf-mig'").fetchone()[0] == 1
 
 
@@ -152,4 +163,4 @@ def test_hook_without_fork_keeps_the_contract(repo: Path) -> None:
                           capture_output=True, timeout=60, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     assert "add a database migration" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert len(list_handovers(connect(), session_id="s-thread")) == 1
+    assert len(_logged("s-thread")) == 1

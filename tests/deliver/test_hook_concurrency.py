@@ -17,7 +17,10 @@ from habitus.store.sqlite import connect
 
 
 @pytest.mark.slow
-def test_sixteen_concurrent_hooks_for_a_minute_keep_every_promise(tmp_path: Path, habitus_home: Path) -> None:
+def test_sixteen_concurrent_hooks_for_a_minute_keep_every_promise(tmp_path: Path, habitus_home: Path,
+                                                                   store_backend: str) -> None:
+    if store_backend != "sqlite":
+        pytest.skip("the embedded file's stress test (integrity_check); a shared store's is test_concurrency.py")
     conn = connect()
     repo = seed_stress_repo(tmp_path, conn)
     conn.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.quarantine import Allowlist
 from habitus.deliver.candidates import Candidate
@@ -26,7 +27,6 @@ from habitus.deliver.install import install_hooks, uninstall_hooks
 from habitus.deliver.mcp_install import install_mcp, uninstall_mcp
 from habitus.deliver.promote import PromoteError, apply, propose
 from habitus.deliver.rules_block import BEGIN, END, BlockError
-from habitus.store.sqlite import connect
 
 from .conftest import make_repo
 

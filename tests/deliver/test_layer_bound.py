@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.deliver.layer import measure_layer, populate
-from habitus.store.sqlite import connect
 
 from .conftest import make_repo
 

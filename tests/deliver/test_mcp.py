@@ -12,13 +12,13 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.workflow import Pitfall, Trigger, Workflow
 from habitus.deliver.mcp_install import install_mcp, uninstall_mcp
 from habitus.deliver.promote import apply, propose
 from habitus.store.memory import get_workflow, save_workflows
 from habitus.store.notes import add_note
-from habitus.store.sqlite import connect
 
 
 def _payload(result: Any) -> Any:
@@ -30,7 +30,8 @@ def _session(repo: Path, steps: Any) -> Any:
     async def main() -> Any:
         params = StdioServerParameters(command=sys.executable, args=["-m", "habitus", "mcp"], cwd=str(repo),
                                        env={"HABITUS_HOME": os.environ["HABITUS_HOME"],
-                                            "PATH": os.environ.get("PATH", "")})
+                                            "PATH": os.environ.get("PATH", ""),
+                                            **{k: v for k, v in os.environ.items() if k == "HABITUS_STORE_URL"}})
         async with Client(params, read_timeout_seconds=60) as client:
             return await steps(client)
 

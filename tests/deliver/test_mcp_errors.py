@@ -16,8 +16,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from backends import connect
 from habitus.store.notes import add_note
-from habitus.store.sqlite import connect
 
 BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("get", {"id": "does-not-exist"}, "get: no memory item with id 'does-not-exist'"),

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
-from habitus.store.sqlite import connect
 
 from .test_mcp import _session
 

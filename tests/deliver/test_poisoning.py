@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.deliver.events import after_tool, prompt_submit
 from habitus.deliver.promote import apply, propose
 from habitus.deliver.rules_block import BEGIN, END, parse_rules
-from habitus.store.sqlite import connect
 
 from .conftest import claude_mistake_session, git
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.record import CommandFact, Detour, Record
 from habitus.core.workflow import Pitfall, Trigger, Workflow
@@ -14,7 +15,6 @@ from habitus.deliver.promote import PromoteError, apply, propose
 from habitus.deliver.rules_block import BEGIN, END, BlockError, Budget, parse_rules
 from habitus.store.memory import save_records, save_workflows
 from habitus.store.notes import add_note, list_rule_states
-from habitus.store.sqlite import connect
 
 AGENTS_MD = "# Agents\n\nUse uv for Python.\nKeep commits small.\n"
 
@@ -211,9 +211,9 @@ def test_demo_delivery_returns_hook_output_and_rules_block(repo: Path) -> None:
 
 def test_sessions_with_a_recurring_mistake_flow_from_transcripts_to_one_rule(repo: Path, tmp_path: Path) -> None:
     """Generated transcripts → real ingest → real learn → promote proposes one compressed rule."""
+    from backends import open_store
     from habitus.capture.ingest import ingest_paths
     from habitus.learn import learn
-    from habitus.store import open_store
 
     from .conftest import claude_mistake_session, git
 

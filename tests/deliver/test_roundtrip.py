@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.workflow import Cues, Pitfall, Place, Trigger, Workflow, WorkflowStep
 from habitus.deliver.install import OWNER_MARK, install_hooks, uninstall_hooks
 from habitus.store.memory import save_workflows
-from habitus.store.sqlite import connect
 
 from .conftest import claude_session_lines, git
 
@@ -75,7 +75,7 @@ def test_hook_round_trip_leaves_settings_byte_identical(repo: Path, tmp_path: Pa
 
     end = _run(_our_command(settings, end_event), {**base, "hook_event_name": end_event, "reason": "exit"})
     assert (end.returncode, end.stdout) == (0, b"")
-    from habitus.store import open_store
+    from backends import open_store
 
     deadline = time.monotonic() + 30  # the ingest runs detached from the hook
     traces = []

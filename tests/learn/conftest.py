@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect, open_store
 from habitus.bench.fixture import Fixture, make_fixture_repo
 from habitus.capture.ingest import ingest_paths
 from habitus.core.workflow import Workflow
 from habitus.learn import LearnReport, learn
-from habitus.store import open_store
-from habitus.store.sqlite import connect
 
 
 @dataclass
@@ -47,8 +46,14 @@ def ingest_and_learn(fx: Fixture, db: Path) -> LearnReport:
 
 
 @pytest.fixture(scope="module")
-def learned(tmp_path_factory: pytest.TempPathFactory) -> Learned:
+def learned(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Learned:
     root = tmp_path_factory.mktemp("learned")
     fx = make_fixture_repo(root / "fx", seed=0, sessions=12)
     db = root / "habitus.db"
     return Learned(fixture=fx, db=db, report=ingest_and_learn(fx, db))
+
+
+@pytest.fixture(autouse=True)
+def _both_stores(store_backend: str) -> str:
+    """Every test here runs on both stores (SQLite and a real PostgreSQL; see tests/backends.py)."""
+    return store_backend

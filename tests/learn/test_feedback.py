@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from backends import connect
 from habitus.bench.fixture import make_fixture_repo
 from habitus.core.record import EditFact, Record
 from habitus.core.workflow import Place, Workflow, WorkflowStep
 from habitus.learn.feedback import apply_feedback, judge
 from habitus.store.memory import get_workflow, list_handovers, log_handover, save_workflows
-from habitus.store.sqlite import connect
 
 from .conftest import ingest_and_learn
 

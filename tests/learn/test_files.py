@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from backends import connect
 from habitus.core.workflow import Fill, Place, Workflow, WorkflowStep
 from habitus.learn.files import WorkflowFileError, dump_workflows, import_file, parse_workflows
 from habitus.store.memory import load_workflows
-from habitus.store.sqlite import connect
 
 DOC = """format: 1
 id: wf-shortcut

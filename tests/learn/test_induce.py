@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from backends import connect
 from habitus.core.record import CommandFact, Detour, EditFact, Record
 from habitus.core.workflow import Place
 from habitus.learn.cues import choose_cues, find_blanks, task_values
@@ -12,7 +13,6 @@ from habitus.learn.induce import group_records, induce
 from habitus.learn.pitfalls import fires
 from habitus.recall.fills import fill_blanks
 from habitus.store.memory import load_records, load_workflows
-from habitus.store.sqlite import connect
 
 KINDS = ("shortcut", "endpoint", "config")
 

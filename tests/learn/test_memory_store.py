@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from backends import connect
 from habitus.core.record import CommandFact, Detour, EditFact, Record
 from habitus.core.workflow import Place, Workflow, WorkflowStep
 from habitus.store import memory
-from habitus.store.sqlite import connect
 
 SUBJECT = "abc123@git@example.com:x/y.git"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from backends import connect
 from habitus.recall.api import recall
-from habitus.store.sqlite import connect
 
 
 @pytest.mark.parametrize("kind", ["shortcut", "endpoint", "config"])

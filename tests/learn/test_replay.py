@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from tests.learn.conftest import Learned
 from typer.testing import CliRunner
 
+from backends import connect, copy_db, home_env
 from habitus.core.workflow import Place, Workflow
 from habitus.learn.induce import induce
 from habitus.learn.replay import gate, gate_build, load_rejected, places_agree
 from habitus.store.memory import load_records, load_workflows
-from habitus.store.sqlite import connect
 
 
 @pytest.fixture
 def db(learned: Learned, tmp_path: Path) -> Path:
     """A private copy of the learned database (tests here write rejected builds)."""
     target = tmp_path / "habitus.db"
-    shutil.copy(learned.db, target)
+    copy_db(learned.db, target)
     return target
 
 
@@ -169,7 +168,8 @@ def test_cli_learn_json_has_replay_and_show_rejected_lists_kept_builds(learned: 
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from habitus.cli.main import app
 
-    monkeypatch.setenv("HABITUS_HOME", str(db.parent))
+    for name, value in home_env(db).items():
+        monkeypatch.setenv(name, value)
     conn = connect(db)
     try:
         subject = _subject(learned)

@@ -128,12 +128,18 @@ def shortcut_workflow(source_commit: str | None) -> Workflow:
 
 def store_workflows(repo: Path, workflows: list[Workflow]) -> None:
     """Put workflows into the (per-test) store under the repo's subject, as `workflows import` does."""
+    from backends import connect
     from habitus.capture.subject import repo_subject
     from habitus.store.memory import import_workflows
-    from habitus.store.sqlite import connect
 
     conn = connect()
     try:
         import_workflows(conn, repo_subject(repo), workflows)
     finally:
         conn.close()
+
+
+@pytest.fixture(autouse=True)
+def _both_stores(store_backend: str) -> str:
+    """Every test here runs on both stores (SQLite and a real PostgreSQL; see tests/backends.py)."""
+    return store_backend

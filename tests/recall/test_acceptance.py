@@ -75,8 +75,8 @@ def test_deleted_file_is_stale_and_renamed_file_is_shown_at_its_new_path(repo_wi
 
 
 def test_recall_counts_shows_stale_hits_and_logs_the_handover(repo_with_memory: Path) -> None:
+    from backends import connect
     from habitus.store.memory import get_workflow, list_handovers
-    from habitus.store.sqlite import connect
 
     repo = repo_with_memory
     recall("Add a keyboard shortcut for export", cwd=repo, session_id="s-1")
@@ -95,9 +95,9 @@ def test_recall_counts_shows_stale_hits_and_logs_the_handover(repo_with_memory: 
 
 
 def test_a_result_made_without_logging_can_be_recorded_later(repo_with_memory: Path) -> None:
+    from backends import connect
     from habitus.recall import record_handover
     from habitus.store.memory import get_workflow, list_handovers
-    from habitus.store.sqlite import connect
 
     conn = connect()
     result = recall("Add a keyboard shortcut for export", cwd=repo_with_memory, conn=conn, log=False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.recall import recall
 from habitus.recall.cache import RecallIndex, _tokens_path, cache_path
-from habitus.store.sqlite import connect
 
 from .conftest import shortcut_workflow, store_workflows
 from .test_cache import MISS, _age_all

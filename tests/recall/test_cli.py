@@ -84,7 +84,7 @@ def test_outside_a_git_repo_recall_says_so_and_exits_1(tmp_path: Path, entry: li
 
 
 def _counters_and_log() -> tuple[int, int]:
-    from habitus.store.sqlite import connect
+    from backends import connect
 
     conn = connect()
     shown = sum(r[0] for r in conn.execute("SELECT shown FROM workflows"))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.core.workflow import Workflow
 from habitus.learn.files import WorkflowFileError, import_file
 from habitus.recall.api import recall
 from habitus.recall.validate import check_state
 from habitus.store.memory import load_workflows
-from habitus.store.sqlite import connect
 
 from .conftest import git, shortcut_workflow, store_workflows, write
 

@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect, home_env, open_store
 from habitus.bench.fixture import Fixture, make_fixture_repo
 from habitus.capture.ingest import ingest_paths
 from habitus.core.workflow import Workflow
 from habitus.learn import learn
 from habitus.recall import recall
-from habitus.store import open_store
-from habitus.store.sqlite import connect
 
 
 @dataclass
@@ -31,7 +30,7 @@ class Learned:
 
 
 @pytest.fixture(scope="module")
-def learned(tmp_path_factory: pytest.TempPathFactory) -> Learned:
+def learned(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Learned:
     root = tmp_path_factory.mktemp("recall-e2e")
     fx = make_fixture_repo(root / "fx", seed=0, sessions=12)
     assert len(fx.sessions) >= 12 and len({s.kind for s in fx.sessions} - {"inspect"}) >= 3
@@ -86,10 +85,9 @@ def test_unrelated_tasks_get_nothing(learned: Learned) -> None:
 
 def test_cli_json_on_the_learned_fixture(learned: Learned) -> None:
     task, _ = learned.fixture.new_task("shortcut", 0)
-    env_home = learned.db.parent
     done = subprocess.run([str(Path(sys.executable).with_name("habitus")), "recall", task, "--cwd",
                            str(learned.fixture.repo), "--json", "--no-log"], capture_output=True, text=True,
-                          timeout=60, env={**_env(), "HABITUS_HOME": str(env_home)}, check=False)
+                          timeout=60, env={**_env(), **home_env(learned.db)}, check=False)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["workflow_ids"] == [learned.by_kind["shortcut"].id]

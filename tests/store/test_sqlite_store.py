@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from backends import open_store
 from habitus.core import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace, Usage
-from habitus.store import open_store
 from habitus.store.base import FileState
 from habitus.store.home import default_db_path
 from habitus.store.sqlite import StoreError
@@ -29,11 +29,15 @@ def _trace(trace_id: str = "t1", *, task: str = "migrate the billing tables", su
     )
 
 
-def test_open_store_defaults_to_habitus_home_in_wal_mode() -> None:
+def test_open_store_defaults_to_habitus_home_in_wal_mode(store_backend: str) -> None:
     store = open_store()
     try:
-        assert store.path == default_db_path()
-        assert store.health()["journal_mode"] == "wal"
+        if store_backend == "sqlite":
+            assert store.path == default_db_path()
+            assert store.health()["journal_mode"] == "wal"
+        else:  # HABITUS_STORE_URL names the shared store; its password never shows
+            assert store.health()["backend"] == "postgres"
+            assert store.health()["extensions"]["vector"]
         assert store.health()["schema_versions"]["traces"] >= 1
     finally:
         store.close()
@@ -74,7 +78,7 @@ def test_replacing_a_trace_drops_its_old_search_rows(tmp_path: Path) -> None:
         store.put_trace(_trace(task="something else entirely"))
         assert store.search_traces("billing") == []
         store.delete_trace("t1")
-        assert store.conn.execute("SELECT count(*) FROM steps_fts").fetchone()[0] == 0
+        assert store.health()["search_rows"] == 0
 
 
 @pytest.mark.parametrize("kwargs, expected", [
@@ -111,7 +115,15 @@ def test_resolve_trace_id_accepts_a_unique_prefix(tmp_path: Path) -> None:
         assert store.resolve_trace_id("abd-2") == "abd-2"
 
 
-def test_a_corrupt_database_file_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_corrupt_database_file_is_a_clear_error(tmp_path: Path, store_backend: str) -> None:
+    if store_backend == "postgres":  # the shared store's counterpart: a server that is not there
+        from habitus.store import open_store as open_configured
+
+        url = f"postgresql://habitus:secret@/none?host={tmp_path}&connect_timeout=2"
+        with pytest.raises(StoreError) as info:
+            open_configured(url)
+        assert "cannot open store" in str(info.value) and "secret" not in str(info.value)
+        return
     path = tmp_path / "bad.db"
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError) as info:
@@ -119,19 +131,21 @@ def test_a_corrupt_database_file_is_a_clear_error(tmp_path: Path) -> None:
     assert "bad.db" in str(info.value) and "not a database" in str(info.value)
 
 
-def _written_by_a_newer_build(path: Path, component: str = "traces") -> None:
+def _written_by_a_newer_build(path: Path | None, component: str = "traces") -> None:
     with open_store(path) as store:
         store.put_trace(_trace())
         store.conn.execute("UPDATE schema_versions SET version = version + 5 WHERE component = ?", (component,))
 
 
 @pytest.mark.parametrize("readonly", [False, True])
-def test_a_store_written_by_a_newer_build_is_refused_not_used(tmp_path: Path, readonly: bool) -> None:
+def test_a_store_written_by_a_newer_build_is_refused_not_used(tmp_path: Path, readonly: bool,
+                                                              store_backend: str) -> None:
     path = tmp_path / "h.db"
     _written_by_a_newer_build(path)
     with pytest.raises(StoreError) as info:
         open_store(path, readonly=readonly)
-    assert "newer habitus" in str(info.value) and "h.db" in str(info.value)
+    where = "h.db" if store_backend == "sqlite" else "postgresql://"  # the message names the store
+    assert "newer habitus" in str(info.value) and where in str(info.value)
 
 
 def test_every_component_refuses_a_newer_schema_of_its_own(tmp_path: Path) -> None:
@@ -148,11 +162,12 @@ def test_every_component_refuses_a_newer_schema_of_its_own(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("args", [["traces", "list"], ["ingest", "--json", "."], ["doctor"]])
-def test_cli_on_a_newer_store_says_so_in_one_line(tmp_path: Path, habitus_home: Path, args: list[str]) -> None:
+def test_cli_on_a_newer_store_says_so_in_one_line(tmp_path: Path, habitus_home: Path, args: list[str],
+                                                   store_backend: str) -> None:
     import subprocess
     import sys
 
-    _written_by_a_newer_build(habitus_home / "habitus.db")
+    _written_by_a_newer_build(habitus_home / "habitus.db" if store_backend == "sqlite" else None)  # the configured one
     done = subprocess.run([sys.executable, "-m", "habitus", *args], capture_output=True, text=True, cwd=tmp_path,
                           timeout=60, check=False)
     if args == ["doctor"]:  # doctor reports what it finds and carries on
@@ -162,3 +177,21 @@ def test_cli_on_a_newer_store_says_so_in_one_line(tmp_path: Path, habitus_home: 
     assert "Traceback" not in done.stderr and done.stdout == ""
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "newer habitus" in lines[0], done.stderr
+
+
+def test_doctor_reports_the_configured_store(store_backend: str) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from habitus.cli.main import app
+
+    done = CliRunner().invoke(app, ["doctor", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    if store_backend == "postgres":
+        assert report["shared_store"]["ok"] and report["shared_store"]["backend"] == "postgres"
+    else:
+        assert "shared_store" not in report
+    shown = CliRunner().invoke(app, ["doctor"])
+    assert ("shared store:" in shown.stdout) is (store_backend == "postgres")

@@ -50,15 +50,18 @@ class DemoResult:
 
 @contextmanager
 def _private_home(home: Path) -> Iterator[None]:
-    old = os.environ.get("HABITUS_HOME")
+    """A private home with its embedded store: a team's shared store (HABITUS_STORE_URL) never gets demo data."""
+    old = {key: os.environ.get(key) for key in ("HABITUS_HOME", "HABITUS_STORE_URL")}
     os.environ["HABITUS_HOME"] = str(home)
+    os.environ.pop("HABITUS_STORE_URL", None)
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop("HABITUS_HOME", None)
-        else:
-            os.environ["HABITUS_HOME"] = old
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def run_demo(out_dir: Path | str = "demo-report", work: Path | str = ".demo-home", *,

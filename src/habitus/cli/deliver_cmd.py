@@ -139,9 +139,13 @@ def mcp_uninstall_cmd(agent: str = AgentOption, scope: str = typer.Option("proje
 
 
 def _conn() -> Any:
-    from habitus.store.sqlite import connect
+    from habitus.store.db import open_db
+    from habitus.store.sqlite import StoreError
 
-    return connect()
+    try:
+        return open_db()
+    except StoreError as exc:
+        raise UserError(str(exc)) from exc
 
 
 def _subject() -> str | None:
@@ -153,21 +157,24 @@ def _subject() -> str | None:
 def _note_line(n: Any) -> None:
     scope = "repo" if n.subject else "global"
     extra = f" ({n.state}{': ' + n.reason if n.reason else ''})" if n.state != "active" else ""
-    _say(f"{n.id}  {n.kind:<10} {scope:<6} {n.title}{extra}")
+    _say(f"{n.id}  {n.kind:<10} {scope:<6} {n.layer:<8} {n.title}{extra}")
 
 
 @notes_app.command("add")
 def notes_add(text: str = typer.Argument(...), kind: str = typer.Option("convention", "--kind",
               help="decision | rejected | convention | gotcha"),
               global_: bool = typer.Option(False, "--global", help="For every repo, not just this one."),
+              personal: bool = typer.Option(False, "--personal",
+                                            help="Keep it to myself: never shared with a team store nor promoted "
+                                                 "(the default for --global notes)."),
               as_json: bool = JsonOption) -> None:
-    """Add a note for this repo (or --global)."""
+    """Add a note for this repo (or --global); a repo's note is shared with the team unless --personal."""
     from habitus.store.notes import add_note
 
     subject = None if global_ else _subject()
     if not global_ and subject is None:
         raise UserError("not inside a git repo with a commit; use --global for a note about every repo")
-    note = _guard(add_note, _conn(), text, kind=kind, subject=subject)
+    note = _guard(add_note, _conn(), text, kind=kind, subject=subject, layer="personal" if personal else None)
     emit(note.to_dict(), as_json, lambda _d: _note_line(note))
 
 

@@ -43,6 +43,18 @@ def diagnose() -> dict[str, Any]:
     else:
         report["store"] = {"ok": True, "path": str(db), "exists": False,
                            "note": "not created yet; `habitus ingest` creates it"}
+    from habitus.store.db import redact_url, store_url
+
+    url = store_url()
+    if url:  # a team's shared store: what every command uses, next to the personal file above
+        try:
+            from habitus.store import open_store
+
+            with open_store(url) as shared:
+                report["shared_store"] = {"ok": True, **shared.health()}
+        except Exception as exc:  # doctor reports; it never fails on what it inspects
+            report["shared_store"] = {"ok": False, "path": redact_url(url),
+                                      "error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
     try:
         from habitus.llm.config import describe
     except ImportError:
@@ -83,6 +95,12 @@ def _render(data: dict[str, Any]) -> None:
                      f"journal {store.get('journal_mode')}, {store.get('size_bytes', 0):,} bytes)", highlight=False)
     else:
         stdout.print(f"store: {store['path']} - {bad}: {store['error']}", highlight=False)
+    shared = data.get("shared_store")
+    if shared and shared["ok"]:
+        stdout.print(f"shared store: {shared['path']} - {ok} (PostgreSQL {shared.get('server_version')}, "
+                     f"{shared.get('traces', 0)} traces, {shared.get('size_bytes', 0):,} bytes)", highlight=False)
+    elif shared:
+        stdout.print(f"shared store: {shared['path']} - {bad}: {shared['error']}", highlight=False)
     llm = data.get("llm")
     if isinstance(llm, dict) and isinstance(llm.get("llm"), dict):
         conf = llm["llm"]

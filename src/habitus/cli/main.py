@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "habitus.cli.bench_cmd",
     "habitus.cli.config_cmd",
     "habitus.cli.doctor_cmd",
+    "habitus.cli.store_cmd",
     "habitus.cli.demo_cmd",
 )
 

@@ -19,10 +19,11 @@ _STATUS_HELP = "Only workflows with this status: active, suspended, archived or 
 
 
 def _conn():  # noqa: ANN202 - sqlite3.Connection
-    from habitus.store.sqlite import StoreError, connect
+    from habitus.store.db import open_db
+    from habitus.store.sqlite import StoreError
 
     try:
-        return connect()
+        return open_db()
     except StoreError as exc:
         fail(str(exc))
 

@@ -87,6 +87,7 @@ def list_command(
     repo: Path | None = typer.Option(None, "--repo", help="Only traces of this repo (by root commit or cwd)."),
     since: str | None = typer.Option(None, "--since", help="Only traces active since an ISO date or 7d/12h."),
     limit: int = typer.Option(50, "--limit", "-n", help="At most this many (newest first); 0 for all."),
+    mine: bool = typer.Option(False, "--mine", help="Only traces I stored (on a shared store: not my teammates')."),
     as_json: bool = JsonOption,
 ) -> None:
     """List ingested traces, newest first."""
@@ -98,13 +99,14 @@ def list_command(
         fail(str(exc))
     subject, root = _subject_of(repo)
     store = _store()
+    producer = store.producer if mine else None
     try:
         if subject:
-            rows = store.list_traces(subject=subject, since=since_iso, limit=limit or None)
-            rows += [r for r in store.list_traces(repo=root, since=since_iso, limit=limit or None)
+            rows = store.list_traces(subject=subject, since=since_iso, limit=limit or None, producer=producer)
+            rows += [r for r in store.list_traces(repo=root, since=since_iso, limit=limit or None, producer=producer)
                      if r.id not in {x.id for x in rows}]
         else:
-            rows = store.list_traces(repo=root, since=since_iso, limit=limit or None)
+            rows = store.list_traces(repo=root, since=since_iso, limit=limit or None, producer=producer)
     finally:
         store.close()
     emit([r.to_dict() for r in rows], as_json, render=_render_list)

@@ -32,6 +32,8 @@ class Note:
     evidence: dict[str, Any] = field(default_factory=dict)  # optional: sessions, tokens_cost, failures
     created: str = ""
     updated: str = ""
+    layer: str = "team"  # team: shared and promotable | personal: stays on the developer's machine
+    producer: str | None = None  # pseudonymous member id of who wrote it (habitus.store.share)
 
     @property
     def title(self) -> str:
@@ -44,7 +46,7 @@ class Note:
             "id": self.id, "text": self.text, "kind": self.kind, "subject": self.subject, "state": self.state,
             "supersedes": self.supersedes, "superseded_by": self.superseded_by, "reason": self.reason,
             "source": self.source, "session_id": self.session_id, "evidence": dict(self.evidence),
-            "created": self.created, "updated": self.updated,
+            "created": self.created, "updated": self.updated, "layer": self.layer, "producer": self.producer,
         }
 
     @classmethod
@@ -55,7 +57,8 @@ class Note:
             supersedes=data.get("supersedes"), superseded_by=data.get("superseded_by"), reason=data.get("reason"),
             source=str(data.get("source") or "user"), session_id=data.get("session_id"),
             evidence=dict(data.get("evidence") or {}), created=str(data.get("created") or ""),
-            updated=str(data.get("updated") or ""),
+            updated=str(data.get("updated") or ""), layer=str(data.get("layer") or "team"),
+            producer=data.get("producer"),
         )
 
 

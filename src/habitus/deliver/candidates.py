@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from habitus.store.db import Connection
 
 from habitus.core.quarantine import (
     evidence_line,
@@ -50,6 +52,7 @@ class Candidate:
     failures_by_session: dict[str, int] = field(default_factory=dict)
     also: set[str] = field(default_factory=set)  # commands its text names as failing (its sessions ran them)
     output: str = ""  # tool output it stems from: evidence for the person, never part of a rule
+    producers: set[str] = field(default_factory=set)  # pseudonymous members whose sessions back it (counted only)
 
     @property
     def sessions(self) -> int:
@@ -122,7 +125,7 @@ def _per_session(raw: Any) -> dict[str, int]:
     return {str(k): _int(v) for k, v in raw.items() if _int(v) > 0}
 
 
-def from_workflows(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
+def from_workflows(conn: Connection, subject: str | None) -> list[Candidate]:
     """Each pitfall of an active workflow, with its evidence (sessions, tokens and failures per session)."""
     from habitus.store.memory import load_workflows
 
@@ -166,7 +169,7 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
 
 
-def from_records(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
+def from_records(conn: Connection, subject: str | None) -> list[Candidate]:
     """Detours that recur: the same failing program with the same error head, grouped across records.
 
     The text names only what the sessions ran; the error head is kept as the candidate's `output`.
@@ -196,7 +199,7 @@ def from_records(conn: sqlite3.Connection, subject: str | None) -> list[Candidat
     return [c for c in groups.values() if c.sessions >= 2]
 
 
-def from_notes(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]:
+def from_notes(conn: Connection, subject: str | None) -> list[Candidate]:
     """Active notes (repo and global); their evidence is whatever the note recorded (often none).
 
     An agent-written note (source `agent`) carries no evidence: it cannot back a rule on its own.
@@ -204,7 +207,7 @@ def from_notes(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]
     from habitus.store.notes import list_notes
 
     out = []
-    for note in list_notes(conn, subject=subject):
+    for note in list_notes(conn, subject=subject, layer="team"):  # personal notes are never promoted
         text = f"Rejected: {note.text}" if note.kind == "rejected" else note.text
         agent = note.source == "agent"
         ids, count = _session_evidence(note.evidence) if not agent else (set(), 0)
@@ -213,7 +216,7 @@ def from_notes(conn: sqlite3.Connection, subject: str | None) -> list[Candidate]
         out.append(Candidate(id=f"note:{note.id}", text=text[:MAX_CANDIDATE_CHARS], source="note", session_ids=ids,
                              session_count=count, tokens_cost=0 if agent else _int(note.evidence.get("tokens_cost")),
                              failures=0 if agent else _int(note.evidence.get("failures")), origin=[note.id],
-                             author=note.source))
+                             author=note.source, producers={note.producer} if note.producer else set()))
     return out
 
 
@@ -232,9 +235,14 @@ def from_refine_manifest(path: Path) -> list[Candidate]:
     return out
 
 
-def collect(conn: sqlite3.Connection, subject: str | None, *, refine_manifest: Path | None = None) -> list[Candidate]:
+def collect(conn: Connection, subject: str | None, *, refine_manifest: Path | None = None) -> list[Candidate]:
     """Every candidate for a repo: pitfalls, recurring detours, notes, and accepted refine edits if given."""
     out = from_workflows(conn, subject) + from_records(conn, subject) + from_notes(conn, subject)
     if refine_manifest is not None:
         out += from_refine_manifest(refine_manifest)
+    from habitus.store.traces import producers_by_session
+
+    producers = producers_by_session(conn)
+    for cand in out:
+        cand.producers |= {producers[s] for s in cand.session_ids if s in producers}
     return out

@@ -15,12 +15,14 @@ for every event). `run_event` is what the entry point calls and what a demo can 
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from habitus.store.db import Connection
 
 MAX_PROMPT_CHARS = 8_000  # recall reads the start of a huge prompt; the rest adds cost, not intent
 # Claude Code cuts hook text at 10,000 characters; Codex spills past ~2,500 tokens (DESIGN §2.3).
@@ -33,14 +35,28 @@ EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "apply_patch", "appl
 SHELL_TOOLS = {"bash", "shell", "exec_command", "local_shell", "container.exec"}
 
 
-def _connect(conn: sqlite3.Connection | None) -> tuple[sqlite3.Connection, bool]:
+def _connect(conn: Connection | None) -> tuple[Connection, bool]:
     if conn is not None:
         return conn, False
-    from habitus.store.sqlite import connect
+    from habitus.store.db import SQLITE, dialect, open_db
 
-    c = connect()
-    c.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")  # a locked store must not eat the budget
+    c = open_db()
+    if dialect(c) == SQLITE:
+        c.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")  # a locked store must not eat the budget
     return c, True
+
+
+def _session_db(db: Connection, owned: bool) -> tuple[Connection, bool]:
+    """Where a hook writes: the store itself when embedded; on a shared store the developer's own SQLite file
+    (session marks are personal; hand-overs wait there in the outbox, `habitus.store.outbox`), so a prompt
+    never waits for the server. Returns (connection, whether the caller closes it)."""
+    from habitus.store.db import SQLITE, dialect, open_local_db
+
+    if dialect(db) == SQLITE:
+        return db, owned
+    local = open_local_db()
+    local.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+    return local, True
 
 
 @dataclass
@@ -56,7 +72,7 @@ class Prepared:
 
     output: dict[str, Any] | None = None
     skipped: str | None = None
-    conn: sqlite3.Connection | None = None
+    conn: Any = None  # where the writes go: the store, or the local file beside a shared store
     owned: bool = False
     began: bool = False
 
@@ -117,13 +133,13 @@ def not_a_repo_reason(cwd: Path) -> str:
 
 
 def run_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
-              conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
+              conn: Connection | None = None) -> dict[str, Any] | None:
     """The JSON document a hook prints for `event` and `payload`, or None for no output (writes committed)."""
     return prepare_event(event, payload, agent=agent, conn=conn).commit()
 
 
 def prepare_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
-                  conn: sqlite3.Connection | None = None) -> Prepared:
+                  conn: Connection | None = None) -> Prepared:
     """What `event` would print, with its store writes pending until `commit()` (see `Prepared`)."""
     key = event.replace("_", "").lower()
     if key in PROMPT_EVENTS:
@@ -139,12 +155,12 @@ def prepare_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
 
 
 def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
-                  conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
+                  conn: Connection | None = None) -> dict[str, Any] | None:
     """Hand-over for this prompt: first prompt of a session, or a prompt that picks new workflows."""
     return _prepare_prompt(payload, agent=agent, conn=conn).commit()
 
 
-def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connection | None) -> Prepared:
+def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | None) -> Prepared:
     cwd, why = _cwd(payload)
     if cwd is None:
         return Prepared(skipped=why)
@@ -156,13 +172,14 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connec
     from habitus.recall.api import recall, record_handover
 
     db, owned = _connect(conn)
-    prepared = Prepared(conn=db, owned=owned)
+    local, owned_local = _session_db(db, owned)
+    prepared = Prepared(conn=local, owned=owned_local)
     try:
         from habitus.store.memory import ensure_memory_schema
         from habitus.store.notes import ensure_notes_schema, mark_shown, shown_in_session
 
-        first = not session or not shown_in_session(db, session, "prompt")
-        seen = shown_in_session(db, session, "workflow") if session else set()
+        first = not session or not shown_in_session(local, session, "prompt")
+        seen = shown_in_session(local, session, "workflow") if session else set()
         # whether to show is known only after selection: recall once without logging, then count and log
         # the same result (`record_handover`) when it is shown
         result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
@@ -173,21 +190,34 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connec
         new_ids = [i for i in ids if i not in seen]
         show = bool(data.get("text")) and (first or bool(new_ids))
         if show or (session and first):
-            ensure_memory_schema(db)
-            ensure_notes_schema(db)
+            from habitus.store.outbox import ensure_outbox_schema
+
+            ensure_memory_schema(local)
+            ensure_notes_schema(local)
+            ensure_outbox_schema(local)
             prepared.begin()
-        if show:
+        if show and local is db:
             record_handover(db, result, session_id=session or None)
+        elif show:  # a shared store: queued here with the marks, sent at session end (habitus.store.outbox)
+            from habitus.recall.api import handover_writes
+            from habitus.store.outbox import queue_handover
+
+            writes = handover_writes(result, session_id=session or None)
+            if writes is not None:
+                queue_handover(local, writes)
         if session and first:
-            mark_shown(db, session, "prompt", ["first"])
+            mark_shown(local, session, "prompt", ["first"])
         if session and show:
-            mark_shown(db, session, "workflow", ids)
+            mark_shown(local, session, "workflow", ids)
         if show:
             prepared.output = _output("UserPromptSubmit", str(data["text"]), agent)
         return prepared
     except BaseException:
         prepared.discard()
         raise
+    finally:
+        if local is not db and owned:
+            db.close()  # a shared store was only read (from the local cache, or once to refresh it)
 
 
 # --- after a tool call ------------------------------------------------------------------------------------
@@ -260,12 +290,12 @@ def pitfall_id(workflow_id: str, text: str) -> str:
 
 
 def after_tool(payload: dict[str, Any], *, agent: str = "claude",
-               conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
+               conn: Connection | None = None) -> dict[str, Any] | None:
     """A warning for each pitfall whose trigger this call matches, shown once per session."""
     return _prepare_tool(payload, agent=agent, conn=conn).commit()
 
 
-def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connection | None) -> Prepared:
+def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | None) -> Prepared:
     cwd, why = _cwd(payload)
     if cwd is None:
         return Prepared(skipped=why)
@@ -279,16 +309,17 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connecti
         return Prepared(skipped=not_a_repo_reason(cwd))
     session = str(payload.get("session_id") or "")
     db, owned = _connect(conn)
-    prepared = Prepared(conn=db, owned=owned)
+    local, owned_local = _session_db(db, owned)
+    prepared = Prepared(conn=local, owned=owned_local)
     try:
+        from habitus.recall.cache import active_workflows
         from habitus.recall.quote import quote_evidence
         from habitus.recall.render import pitfall_line
-        from habitus.store.memory import load_workflows
-        from habitus.store.notes import mark_shown, shown_in_session
+        from habitus.store.notes import ensure_notes_schema, mark_shown, shown_in_session
 
-        seen = shown_in_session(db, session, "pitfall") if session else set()
+        seen = shown_in_session(local, session, "pitfall") if session else set()
         hits: list[tuple[str, str, str]] = []
-        for wf in load_workflows(db, subject):
+        for wf in active_workflows(db, subject):  # on a shared store: the local recall cache, no round trip
             for pit in wf.pitfalls:
                 pid = pitfall_id(wf.id, pit.text)
                 if pid in seen or pid in {h[0] for h in hits} or not trigger_matches(pit.trigger, events):
@@ -299,8 +330,9 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connecti
         if not hits:
             return prepared
         if session:
+            ensure_notes_schema(local)
             prepared.begin()
-            mark_shown(db, session, "pitfall", [h[0] for h in hits])
+            mark_shown(local, session, "pitfall", [h[0] for h in hits])
         lines = ["habitus pitfall warning (this went wrong in past runs of this repo):"]
         lines += [f"- {text} (workflow: {quote_evidence(name, 80)})" for _pid, name, text in hits[:5]]
         prepared.output = _output("PostToolUse", "\n".join(lines), agent)
@@ -308,6 +340,9 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: sqlite3.Connecti
     except BaseException:
         prepared.discard()
         raise
+    finally:
+        if local is not db and owned:
+            db.close()
 
 
 # --- session end ------------------------------------------------------------------------------------------
@@ -344,6 +379,9 @@ def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None
         from habitus.store import open_store
 
         with open_store() as store:
+            from habitus.store.outbox import flush_outbox
+
+            flush_outbox(store.conn)  # this machine's queued hand-overs reach a shared store first
             report = ingest_paths([Path(path)], store)
             records = _refresh_records(store, path) if report.traces else 0
         return {"traces": report.traces, "steps": report.steps, "records": records}

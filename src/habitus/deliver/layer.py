@@ -8,9 +8,8 @@ reports the sizes. Used by the acceptance test and `benchmarks/bench_layer_bound
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.note import NOTE_KINDS, Note
 from habitus.core.record import CommandFact, Detour, Record
@@ -18,6 +17,9 @@ from habitus.core.workflow import Cues, Pitfall, Trigger, Workflow, WorkflowStep
 from habitus.deliver.events import MAX_CONTEXT_CHARS, prompt_submit
 from habitus.deliver.promote import apply, propose
 from habitus.deliver.rules_block import Budget, block_size, parse_rules
+
+if TYPE_CHECKING:
+    from habitus.store.db import Connection
 
 _MODULES = ["billing", "auth", "search", "ingest", "export", "scheduler", "payments", "reports", "api", "cli"]
 _TOOLS = ["pytest", "ruff", "mypy", "npm test", "cargo test", "go test", "make build", "alembic upgrade", "tsc",
@@ -27,7 +29,7 @@ _ERRORS = ["ModuleNotFoundError: No module named '{m}'", "no such column: {m}.id
 _FIXES = ["uv sync", "make migrate", "docker compose up -d db", "chmod +x scripts/run", "npm ci", "go mod tidy"]
 
 
-def populate(conn: sqlite3.Connection, subject: str, n: int, *, seed: int = 7) -> dict[str, int]:
+def populate(conn: Connection, subject: str, n: int, *, seed: int = 7) -> dict[str, int]:
     """Store n notes, n records (detours drawn from a fixed pool) and min(n, 100) workflows for `subject`."""
     from habitus.store.memory import save_records, save_workflows
     from habitus.store.notes import add_notes_bulk
@@ -67,7 +69,7 @@ def populate(conn: sqlite3.Connection, subject: str, n: int, *, seed: int = 7) -
     return {"notes": n, "records": n, "workflows": len(workflows)}
 
 
-def measure_layer(conn: sqlite3.Connection, repo: Path, *, agent: str = "claude",
+def measure_layer(conn: Connection, repo: Path, *, agent: str = "claude",
                   budget: Budget | None = None) -> dict[str, Any]:
     """Sizes of the session-start injection (first prompt hook) and of the rules block after promotion."""
     budget = budget or Budget()
@@ -84,7 +86,7 @@ def measure_layer(conn: sqlite3.Connection, repo: Path, *, agent: str = "claude"
             "bound_chars": MAX_CONTEXT_CHARS[agent] + budget.max_chars, "bound_block_lines": budget.max_lines}
 
 
-def demo_delivery(conn: sqlite3.Connection, repo: Path, prompt: str, *, target: str = "AGENTS.md",
+def demo_delivery(conn: Connection, repo: Path, prompt: str, *, target: str = "AGENTS.md",
                   agent: str = "claude") -> dict[str, Any]:
     """For `habitus demo`: the first-prompt hook output for `prompt`, then a promotion applied to the target.
 

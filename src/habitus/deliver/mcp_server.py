@@ -8,13 +8,15 @@ its own short store connection, so the server never holds a lock between calls.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.note import NOTE_KINDS
+
+if TYPE_CHECKING:
+    from habitus.store.db import Connection
 
 SEARCH_DESCRIPTION = (
     "Search habitus memory for this repo: notes (decisions, rejected options, conventions, gotchas) and learned "
@@ -27,17 +29,17 @@ SEARCH_DESCRIPTION = (
 
 
 @contextmanager
-def _store() -> Iterator[sqlite3.Connection]:
-    from habitus.store.sqlite import connect
+def _store() -> Iterator[Connection]:
+    from habitus.store.db import open_db
 
-    conn = connect()
+    conn = open_db()
     try:
         yield conn
     finally:
         conn.close()
 
 
-def _workflow_hits(conn: sqlite3.Connection, subject: str | None, query: str, include_archived: bool,
+def _workflow_hits(conn: Connection, subject: str | None, query: str, include_archived: bool,
                    scope: str | None) -> list[tuple[dict[str, Any], int]]:
     from habitus.store.memory import load_workflows
     from habitus.store.notes import query_terms

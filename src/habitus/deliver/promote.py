@@ -15,11 +15,10 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.capture.subject import repo_root
 from habitus.core.note import Rule, content_hash
@@ -30,6 +29,9 @@ from habitus.deliver.files import atomic_write_text, backup_once, check_writable
 from habitus.deliver.rules_block import Budget, block_size, parse_rules, replace_block
 from habitus.learn.allowlist import repo_allowlist
 from habitus.store.notes import list_rule_states, set_rule_state
+
+if TYPE_CHECKING:
+    from habitus.store.db import Connection
 
 MAX_RULE_LINES = 3
 RULE_LINE_CHARS = 100
@@ -176,7 +178,10 @@ def _merge_evidence(members: list[Candidate]) -> dict[str, Any]:
     failures = max([failures] + [m.failures for m in unsplit])
     sessions = max([len(ids)] + [m.session_count for m in backing])
     shown = sorted(per.values(), key=lambda e: (-e["tokens"], -e["failures"], e["session"]))[:MAX_EVIDENCE_SOURCES]
-    return {"sessions": sessions, "session_ids": sorted(ids)[:20], "tokens_cost": tokens, "failures": failures,
+    # how many team members' sessions back it: a count, never who (ids are pseudonymous and left out)
+    backers = len({p for m in backing for p in m.producers})
+    return {"sessions": sessions, "session_ids": sorted(ids)[:20], "members": backers, "tokens_cost": tokens,
+            "failures": failures,
             "by_session": shown, "sources": sorted({m.source for m in members}),
             "origin": sorted({o for m in members for o in m.origin})}
 
@@ -248,7 +253,7 @@ def _current_rules(text: str, states: dict[str, Rule]) -> list[Rule]:
     return rules
 
 
-def propose(conn: sqlite3.Connection, target: Path, *, subject: str | None = None,
+def propose(conn: Connection, target: Path, *, subject: str | None = None,
             candidates: list[Candidate] | None = None, budget: Budget | None = None, min_sessions: int = 2,
             refine_manifest: Path | None = None, record_rejections: bool = True,
             stale_after_sessions: int = 20, allowlist: Allowlist | None = None) -> Proposal:
@@ -349,7 +354,7 @@ def target_subject(target: Path, subject: str | None = None) -> str:
     return subject or here
 
 
-def recent_sessions(conn: sqlite3.Connection, subject: str | None, k: int) -> set[str]:
+def recent_sessions(conn: Connection, subject: str | None, k: int) -> set[str]:
     """The K most recent distinct sessions of a repo's records (empty when none are known)."""
     from habitus.store.memory import ensure_memory_schema
 
@@ -406,7 +411,7 @@ def _fill(proposal: Proposal, admitted: list[tuple[float, Rule, list[Candidate]]
         proposal.additions.append(Addition(rule=rule, score=score, members=members, replaces=replaced))
 
 
-def apply(conn: sqlite3.Connection, proposal: Proposal) -> dict[str, Any]:
+def apply(conn: Connection, proposal: Proposal) -> dict[str, Any]:
     """Write the proposed block atomically (backup first) and record promoted / retired / quarantined state."""
     target = proposal.target
     now_text = read_text_file(target) or ""

@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import sqlite3
-
     import numpy as np
 
     from habitus.index.embedders import Embedder
+    from habitus.store.db import Connection
 
 
 def rank(query_vec: Any, matrix: Any, k: int = 10) -> list[tuple[int, float]]:
@@ -43,10 +42,10 @@ def rank(query_vec: Any, matrix: Any, k: int = 10) -> list[tuple[int, float]]:
     return [(int(i), float(scores[i])) for i in order]
 
 
-def embed_cached(embedder: Embedder, texts: Sequence[str], conn: sqlite3.Connection | None = None) -> np.ndarray:
+def embed_cached(embedder: Embedder, texts: Sequence[str], conn: Connection | None = None) -> np.ndarray:
     """Embed `texts`, reusing vectors cached in the store and caching the new ones.
 
-    `conn` defaults to the habitus database (`habitus.store.sqlite.connect()`). A tfidf embedder must
+    `conn` defaults to the configured store (`habitus.store.db.open_db()`). A tfidf embedder must
     be fitted first (its `.model` names the fit, so vectors of different fits never mix).
     """
     import numpy as np
@@ -60,9 +59,9 @@ def embed_cached(embedder: Embedder, texts: Sequence[str], conn: sqlite3.Connect
         raise ValueError("fit the tfidf embedder on a corpus before caching its vectors")
     own = conn is None
     if own:
-        from habitus.store.sqlite import connect
+        from habitus.store.db import open_db
 
-        conn = connect()
+        conn = open_db()
     try:
         keys = [store.vector_key(t, embedder.name, embedder.model, embedder.url) for t in texts]
         found = store.get_vectors(conn, keys)

@@ -9,7 +9,6 @@ workflows. Stages live in their own modules: `records` (places, reads, commands)
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,16 +58,11 @@ def workflow_summary(wf: Workflow) -> dict[str, Any]:
             "counters": wf.counters.to_dict()}
 
 
-def _db_path(conn: sqlite3.Connection) -> str | None:
-    row = conn.execute("PRAGMA database_list").fetchone()
-    return row[2] if row and row[2] else None
-
-
 def _trace_version(ended: str | None, steps: int) -> str:
     return f"{ended or ''}|{steps}"
 
 
-def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | str | None = None,
+def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = None,
           rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True) -> LearnReport:
     """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
 
@@ -80,12 +74,13 @@ def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | 
     from habitus.learn.feedback import apply_feedback
     from habitus.learn.induce import carry_ids, induce
     from habitus.learn.records import record_from_trace
-    from habitus.store import open_store
+    from habitus.store import store_on
     from habitus.store.memory import (
         ensure_memory_schema,
         load_records,
         load_workflows,
         record_subjects,
+        record_versions,
         save_records,
         save_workflows,
     )
@@ -99,10 +94,12 @@ def learn(conn: sqlite3.Connection, subject: str | None = None, *, repo: Path | 
         if subject is None:
             raise LearnError(f"{repo_path} is not a git repository with a commit")
     ensure_memory_schema(conn)
+    from habitus.store.outbox import flush_outbox
+
+    flush_outbox(conn)  # on a shared store, this machine's queued hand-overs first: feedback reads them
     report = LearnReport()
-    known = {row[0]: row[1] for row in conn.execute(
-        "SELECT trace_id, json_extract(data, '$.meta.trace_version') FROM learn_records")}
-    store = open_store(_db_path(conn))
+    known = record_versions(conn)
+    store = store_on(conn)
     new_records: list[Record] = []
     try:
         for summary in store.list_traces(subject=subject):

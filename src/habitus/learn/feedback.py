@@ -9,11 +9,13 @@ hand-over is judged once (the log remembers the trace). Counters go through
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.record import Record
 from habitus.store.memory import bump_counters, list_handovers, mark_handover_feedback
+
+if TYPE_CHECKING:
+    from habitus.store.db import Connection
 
 
 def judge(shown_files: set[str], edited_files: set[str]) -> str | None:
@@ -28,7 +30,7 @@ def judge(shown_files: set[str], edited_files: set[str]) -> str | None:
     return None
 
 
-def apply_feedback(conn: sqlite3.Connection, record: Record) -> list[dict[str, Any]]:
+def apply_feedback(conn: Connection, record: Record) -> list[dict[str, Any]]:
     """Judge the unjudged hand-overs of the record's session; returns one verdict per workflow shown."""
     if not record.session_id:
         return []

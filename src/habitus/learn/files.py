@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.paths import place_problem
 from habitus.core.quarantine import structural_problem
 from habitus.core.workflow import WORKFLOW_FORMAT, WORKFLOW_STATUSES, Workflow
+
+if TYPE_CHECKING:
+    from habitus.store.db import Connection
 
 MAX_FILE_BYTES = 8_000_000
 MAX_ALIASES = 100
@@ -300,7 +302,7 @@ def read_workflow_file(path: Path | str) -> list[Workflow]:
     return parse_workflows(text, source=str(path))
 
 
-def vet_imported(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow],
+def vet_imported(conn: Connection, subject: str | None, workflows: list[Workflow],
                  root: Path | None = None) -> None:
     """Vet imported pitfalls (`evidence.vetted`) and checks (`unvetted_checks`) against the repo's allowlist."""
     from habitus.core.quarantine import unsupported
@@ -333,7 +335,7 @@ class Imported:
         return {"imported": [w.id for w in self.workflows], "renamed": dict(self.renamed), "subject": subject}
 
 
-def import_file(conn: sqlite3.Connection, path: Path | str, *, subject: str | None,
+def import_file(conn: Connection, path: Path | str, *, subject: str | None,
                 root: Path | None = None) -> Imported:
     """Validate every document of `path`, then store them all (attached to `subject`) in one transaction.
 

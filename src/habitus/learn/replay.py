@@ -22,7 +22,6 @@ and so is one when no recorded task edited a file that is in the working tree no
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ from typing import Any
 from habitus.capture.worktree import is_tree_file
 from habitus.core.record import Record
 from habitus.core.workflow import Place, Workflow
+from habitus.store.db import transaction
 from habitus.store.sqlite import ensure_schema
 
 LEFT_ALONE_TOLERANCE = 0.05
@@ -39,6 +39,7 @@ FIRST_BUILD_LEFT_ALONE = 0.5  # with no current memory: at least as many right p
 MAX_REPLAY = 60  # the most recent recorded tasks replayed (keeps learning over big histories bounded)
 
 COMPONENT = "replay"
+COPY_KEYS = {"learn_rejected": ("subject", "created", "workflows")}  # habitus.store.copy (surrogate id)
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE IF NOT EXISTS learn_rejected (
@@ -203,27 +204,29 @@ def replay_repo(records: list[Record], subject: str, repo: Path | None) -> Path 
     return None
 
 
-def ensure_replay_schema(conn: sqlite3.Connection) -> None:
+def ensure_replay_schema(conn: Any) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
-def save_rejected(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow],
+def save_rejected(conn: Any, subject: str | None, workflows: list[Workflow],
                   verdict: ReplayVerdict) -> int:
     """Keep a rejected build for inspection; returns its id (also set on the verdict)."""
     from habitus.capture.redact import redact_value
 
     ensure_replay_schema(conn)
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    with conn:
-        cur = conn.execute("INSERT INTO learn_rejected (subject, created, replay, workflows) VALUES (?, ?, ?, ?)",
-                           (subject, now, "{}", json.dumps(redact_value([w.to_dict() for w in workflows])[0])))
-        verdict.rejected_id = int(cur.lastrowid or 0)
+    with transaction(conn):
+        row = conn.execute("INSERT INTO learn_rejected (subject, created, replay, workflows) VALUES (?, ?, ?, ?)"
+                           " RETURNING id",
+                           (subject, now, "{}",
+                            json.dumps(redact_value([w.to_dict() for w in workflows])[0]))).fetchone()
+        verdict.rejected_id = int(row[0])
         conn.execute("UPDATE learn_rejected SET replay = ? WHERE id = ?",
                      (json.dumps(verdict.to_dict()), verdict.rejected_id))
     return verdict.rejected_id
 
 
-def load_rejected(conn: sqlite3.Connection, subject: str | None = None, *, limit: int = 20) -> list[dict[str, Any]]:
+def load_rejected(conn: Any, subject: str | None = None, *, limit: int = 20) -> list[dict[str, Any]]:
     """Rejected builds, newest first: id, subject, created, the replay verdict and the workflows (as dicts)."""
     ensure_replay_schema(conn)
     sql, args = "SELECT * FROM learn_rejected", []
@@ -248,7 +251,7 @@ def describe(verdict: dict[str, Any]) -> str:
             + ("" if verdict["accepted"] else "; " + "; ".join(verdict["reasons"])))
 
 
-def gate_build(conn: sqlite3.Connection, subject: str, records: list[Record], candidate: list[Workflow], *,
+def gate_build(conn: Any, subject: str, records: list[Record], candidate: list[Workflow], *,
                repo: Path | None = None) -> ReplayVerdict:
     """The gate as `learn` runs it: current memory from the store (active workflows), the candidate plus the
     subject's imported workflows (a rebuild keeps those), a rejected build kept in `learn_rejected`."""

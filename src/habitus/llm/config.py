@@ -61,8 +61,11 @@ KNOWN_KEYS: dict[str, tuple[type, str]] = {
     "embed.model": (str, "embedding model (openai embedder)"),
     "embed.base_url": (str, "embeddings endpoint (OpenAI-compatible .../v1)"),
     "embed.lsa_dims": (int, "tfidf: reduce to this many LSA dimensions (0: off)"),
+    "store.url": (str, "shared store: postgresql://user:password@host/db (unset: $HABITUS_HOME/habitus.db)"),
+    "store.refresh_s": (float, "shared store: seconds the local recall cache is trusted before asking the server"),
+    "share.repos": (str, "shared store: repos whose traces are shared (comma-separated remote URLs or root commits)"),
 }
-SECRET_KEYS = frozenset({"llm.api_key", "embed.api_key"})
+SECRET_KEYS = frozenset({"llm.api_key", "embed.api_key", "store.url"})
 ENV_KEYS = {
     "HABITUS_LLM": "llm.provider",
     "HABITUS_LLM_MODEL": "llm.model",
@@ -132,6 +135,8 @@ def parse_value(key: str, raw: str) -> Any:
         raise ConfigError(f"{key} expects {kind.__name__ if kind else 'a value'}, got {raw!r}") from None
     if key == "llm.provider" and text not in PRESETS:
         raise ConfigError(f"llm.provider must be one of {', '.join(PRESETS)}; got {raw!r}")
+    if key == "store.url" and text and not text.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(f"store.url must be a postgresql:// URL (unset it for the embedded store); got {raw!r}")
     if key == "llm.cache_ttl" and text not in {"5m", "1h"}:
         raise ConfigError(f"llm.cache_ttl must be 5m or 1h; got {raw!r}")
     return raw

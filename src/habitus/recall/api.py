@@ -10,7 +10,6 @@ whole workflows are loaded only for hits, and only the counters of what was hand
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,7 @@ from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
 
 if TYPE_CHECKING:
     from habitus.recall.cache import IndexEntry, RecallIndex
+    from habitus.store.db import Connection
 
 SELECTORS = ("habitus", "cues", "bm25", "embedding", "none")
 MAX_WORKFLOWS = 3  # a hand-over carries at most this many workflows (best first)
@@ -110,7 +110,7 @@ class ListSource:
 class StoreSource:
     """Candidate workflows of a subject in the store: an index of cues first, whole workflows only for hits."""
 
-    def __init__(self, conn: sqlite3.Connection, subject: str) -> None:
+    def __init__(self, conn: Connection, subject: str) -> None:
         self.conn = conn
         self.subject = subject
         self._index: RecallIndex | None = None
@@ -126,9 +126,7 @@ class StoreSource:
         return self.index().entries
 
     def cue_pool(self, units: list[Unit]) -> list[Workflow]:
-        from habitus.recall.source import load_full
-
-        return load_full(self.conn, [v.id for v in self.views() if phrases_may_fire(v.any, v.none, units)])
+        return self.index().workflows([v.id for v in self.views() if phrases_may_fire(v.any, v.none, units)])
 
     def vetoed(self, units: list[Unit]) -> set[str]:
         return {v.id for v in self.views() if phrases_vetoed(v.none, units)}
@@ -137,9 +135,7 @@ class StoreSource:
         return [(v.id, v.intent, v.tokens or [], v.only_if_asked) for v in self.index().with_tokens()]
 
     def fetch(self, ids: list[str]) -> list[Workflow]:
-        from habitus.recall.source import load_full
-
-        return load_full(self.conn, ids)
+        return self.index().workflows(ids)
 
 
 Source = ListSource | StoreSource
@@ -234,34 +230,39 @@ def _apply_validation(selected: list[SelectedWorkflow], cwd: Path,
     return kept
 
 
-def record_handover(conn: sqlite3.Connection, result: RecallResult, *, session_id: str | None = None) -> bool:
+def record_handover(conn: Connection, result: RecallResult, *, session_id: str | None = None) -> bool:
     """Count the shows and stale hits of `result` and log it as a hand-over; False when there was nothing to log.
 
     `recall(log=True)` does this itself; call it for a result made with `log=False` once it is shown.
     """
-    if not result.selected and not any(result.stale_counts.values()):
+    writes = handover_writes(result, session_id=session_id)
+    if writes is None:
         return False
+    from habitus.store.memory import apply_handover
+
+    apply_handover(conn, writes)
+    return True
+
+
+def handover_writes(result: RecallResult, *, session_id: str | None = None) -> dict[str, Any] | None:
+    """What showing `result` writes to the store (`habitus.store.memory.apply_handover`), or None when nothing.
+
+    Plain data, so a hook on a shared store can queue it locally and send it later (`habitus.store.outbox`).
+    """
+    if not result.selected and not any(result.stale_counts.values()):
+        return None
     if result.subject is None and result.cwd:
         from habitus.capture.subject import repo_subject
 
         result.subject = repo_subject(result.cwd)
-    _record(conn, result, result.stale_counts, cwd=result.cwd, subject=result.subject,
-            session_id=session_id or result.session_id, agent=result.agent)
-    return True
-
-
-def _record(conn: sqlite3.Connection, result: RecallResult, stale_ids: dict[str, int], *, cwd: str | None,
-            subject: str | None, session_id: str | None, agent: str) -> None:
-    from habitus.store.memory import bump_counters, log_handover, set_last_verified
-
+    stale_ids = result.stale_counts
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    for sel in result.selected:
-        bump_counters(conn, sel.workflow.id, shown=1, stale=1 if stale_ids.get(sel.workflow.id) else 0)
-        if sel.validation is not None and not stale_ids.get(sel.workflow.id):
-            set_last_verified(conn, sel.workflow.id, now)
-    for wf_id, count in stale_ids.items():
-        if count and wf_id not in result.workflow_ids:
-            bump_counters(conn, wf_id, stale=1)
+    bumps = [{"id": sel.workflow.id, "shown": 1, "stale": 1 if stale_ids.get(sel.workflow.id) else 0}
+             for sel in result.selected]
+    bumps += [{"id": wf_id, "shown": 0, "stale": 1} for wf_id, count in stale_ids.items()
+              if count and wf_id not in result.workflow_ids]
+    verified = [sel.workflow.id for sel in result.selected
+                if sel.validation is not None and not stale_ids.get(sel.workflow.id)]
     steps = []
     for sel in result.selected:
         for n in sel.shown_steps():
@@ -271,13 +272,15 @@ def _record(conn: sqlite3.Connection, result: RecallResult, stale_ids: dict[str,
                           "place": {"file": state.file if state and state.file else place.file,
                                     "chain": list(place.chain)} if place else None})
     dicts = [s.to_dict() for s in result.selected]
-    log_handover(conn, {
-        "task": result.task, "session_id": session_id, "subject": subject, "cwd": cwd, "agent": agent,
-        "selector": result.selector, "intent": result.intent, "workflows": result.workflow_ids, "steps": steps,
+    entry = {
+        "task": result.task, "session_id": session_id or result.session_id, "subject": result.subject,
+        "cwd": result.cwd, "agent": result.agent, "selector": result.selector, "intent": result.intent,
+        "workflows": result.workflow_ids, "steps": steps,
         "stale": [dict(s, workflow=d["id"]) for d in dicts for s in d["stale"]],
         "moved": [dict(m, workflow=d["id"]) for d in dicts for m in d["moved"]],
         "chars": result.chars, "created": now,
-    })
+    }
+    return {"bumps": bumps, "verified": verified, "when": now, "handover": entry}
 
 
 def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | None = None, conn=None,
@@ -307,9 +310,9 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
         root, head, subject = repo_facts(folder)  # one parallel round of git instead of four calls in a row
         repo = (root, head)
         if conn is None:
-            from habitus.store.sqlite import connect
+            from habitus.store.db import open_db
 
-            conn = own_conn = connect()
+            conn = own_conn = open_db()
     source: Source = ListSource(workflows or []) if workflows is not None or subject is None \
         else StoreSource(conn, subject)
     try:

@@ -9,6 +9,13 @@ indexed query — is unchanged. Any write to a workflow (relearn, import, counte
 `updated`, so a stale cache is never used; each file is written only when the newest change is at least
 `SETTLE_S` old, because `updated` has one-second resolution. Any problem reading or writing it
 falls back to the store: the cache can only save time, never change an answer.
+
+On a shared PostgreSQL store the fingerprint query is itself a network round trip, so there a cache
+file that was checked less than `refresh_seconds()` ago (its mtime; `store.refresh_s`, default 30 s)
+is used without asking the server, and a third file holds the subject's whole active workflows, so a
+hit is handed over without a round trip either. Memory a teammate changed reaches this machine at
+the next check after that interval; a change made on this machine (learn, import, status) touches a
+stamp file (`habitus.store.home.memory_stamp`) that makes the next recall ask the server at once.
 """
 
 from __future__ import annotations
@@ -16,16 +23,26 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from habitus.core.subject import subject_root_commit
-from habitus.core.workflow import Cues
+from habitus.core.workflow import Cues, Workflow
+from habitus.store.db import Connection, dialect
 
 CACHE_VERSION = 3
 SETTLE_S = 2.0
-_FINGERPRINT_SQL = "SELECT count(*), max(rowid), max(updated) FROM workflows WHERE root = ? AND status = ?"
+DEFAULT_REFRESH_S = 30.0
+REFRESH_ENV = "HABITUS_STORE_REFRESH_S"
+# SQLite: the largest rowid notices a delete-and-insert. PostgreSQL: a digest of the workflows' content, which
+# counter bumps (every teammate's shows) leave alone, so they do not rebuild everyone's cache; it has no
+# one-second resolution either, so there is nothing to let settle (the last column is NULL).
+_FINGERPRINT_SQL = {
+    "sqlite": "SELECT count(*), max(rowid), max(updated) FROM workflows WHERE root = ? AND status = ?",
+    "postgres": "SELECT count(*), md5(string_agg(id || ':' || md5(data), ',' ORDER BY id)), NULL"
+                " FROM workflows WHERE root = ? AND status = ?",
+}
 
 
 class IndexEntry:
@@ -56,24 +73,51 @@ class IndexEntry:
         return self._cues
 
 
-def cache_path(subject: str, status: str = "active", conn: sqlite3.Connection | None = None) -> Path:
+def cache_path(subject: str, status: str = "active", conn: Connection | None = None) -> Path:
     """The cache file of a subject, per database (one home may serve several databases)."""
     import zlib
 
+    from habitus.store.db import store_identity
     from habitus.store.home import habitus_home
 
     root = subject_root_commit(subject)
     safe = "".join(c for c in root if c.isalnum())[:64] or "subject"
-    db = ""
-    if conn is not None:
-        row = conn.execute("PRAGMA database_list").fetchone()
-        db = f"-{zlib.crc32(str(row[2] if row else '').encode()):08x}"
+    db = f"-{zlib.crc32(store_identity(conn).encode()):08x}" if conn is not None else ""
     return habitus_home() / "cache" / "recall" / f"{safe}{db}-{status}.json"
 
 
-def _fingerprint(conn: sqlite3.Connection, root: str, status: str) -> list:
-    count, max_rowid, max_updated = conn.execute(_FINGERPRINT_SQL, (root, status)).fetchone()
-    return [CACHE_VERSION, count, max_rowid, max_updated]
+def _fingerprint(conn: Connection, root: str, status: str) -> list:
+    count, version, max_updated = conn.execute(_FINGERPRINT_SQL[dialect(conn)], (root, status)).fetchone()
+    return [CACHE_VERSION, count, version, max_updated]
+
+
+def refresh_seconds() -> float:
+    """How long a shared store's cache is trusted without asking the server (env, else config, else 30 s)."""
+    from habitus.store.db import _config_value
+
+    for raw in (os.environ.get(REFRESH_ENV), _config_value("store", "refresh_s")):
+        try:
+            if raw is not None and float(raw) >= 0:
+                return float(raw)
+        except (TypeError, ValueError):
+            continue
+    return DEFAULT_REFRESH_S
+
+
+def _fresh(path: Path, seconds: float, root: str) -> bool:
+    """Checked against the server less than `seconds` ago, and newer than this machine's last change."""
+    from habitus.store.home import memory_stamp
+
+    try:
+        checked = path.stat().st_mtime
+    except OSError:
+        return False
+    try:
+        if memory_stamp(root).stat().st_mtime >= checked:
+            return False
+    except OSError:
+        pass
+    return time.time() - checked < seconds
 
 
 def _settled(max_updated: str | None) -> bool:
@@ -96,15 +140,23 @@ class RecallIndex:
     data has settled.
     """
 
-    def __init__(self, conn: sqlite3.Connection, subject: str, status: str = "active") -> None:
+    def __init__(self, conn: Connection, subject: str, status: str = "active") -> None:
         from habitus.store.memory import ensure_memory_schema
 
         ensure_memory_schema(conn)
         self.conn, self.subject, self.status = conn, subject, status
-        self.fingerprint = _fingerprint(conn, subject_root_commit(subject), status)
+        self.shared = dialect(conn) == "postgres"
         self.path = cache_path(subject, status, conn)
         self.from_cache = False
-        cached = self._read()
+        self._full: dict[str, Workflow] | None = None
+        cached = None
+        if self.shared and _fresh(self.path, refresh_seconds(), subject_root_commit(subject)):
+            cached = self._read(trust=True)  # checked a moment ago: no round trip to the server
+        if cached is None:
+            self.fingerprint = _fingerprint(conn, subject_root_commit(subject), status)
+            cached = self._read()
+            if cached is not None and self.shared:
+                _touch(self.path)  # the server confirmed it: trusted for another interval
         if cached is None:
             self.entries = self._views()
             if _settled(self.fingerprint[3]):
@@ -112,9 +164,11 @@ class RecallIndex:
         else:
             self.entries = cached
 
-    def _read(self) -> list[IndexEntry] | None:
+    def _read(self, trust: bool = False) -> list[IndexEntry] | None:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
+            if trust:
+                self.fingerprint = data["fingerprint"]
             if data.get("fingerprint") != self.fingerprint:
                 return None
             entries = [IndexEntry(e[0], e[1], bool(e[2]), phrases=_phrases(e[3], e[4], e[5])) for e in data["entries"]]
@@ -164,8 +218,58 @@ class RecallIndex:
         return self.entries
 
 
+    def workflows(self, ids: list[str] | None = None) -> list[Workflow]:
+        """Whole workflows with these ids (None: all of the subject's), in that order; missing ones left out.
+
+        On SQLite they are read from the store (a local file: cheap); on a shared store from a local file
+        of the subject's workflows kept under the same fingerprint, so a hit costs no round trip.
+        """
+        if not self.shared:
+            from habitus.recall.source import load_full
+
+            return load_full(self.conn, [e.id for e in self.entries] if ids is None else ids)
+        if self._full is None:
+            self._full = self._read_full()
+        if self._full is None:
+            from habitus.store.memory import load_workflows
+
+            self._full = {w.id: w for w in load_workflows(self.conn, self.subject, status=self.status)}
+            if _settled(self.fingerprint[3]):
+                _write(_full_path(self.path), {"fingerprint": self.fingerprint,
+                                               "workflows": [w.to_dict() for w in self._full.values()]})
+        wanted = [e.id for e in self.entries] if ids is None else ids
+        return [self._full[i] for i in wanted if i in self._full]
+
+    def _read_full(self) -> dict[str, Workflow] | None:
+        try:
+            data = json.loads(_full_path(self.path).read_text(encoding="utf-8"))
+            if data.get("fingerprint") != self.fingerprint:
+                return None
+            return {w.id: w for w in (Workflow.from_dict(d) for d in data["workflows"])}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+def active_workflows(conn: Connection, subject: str) -> list[Workflow]:
+    """The subject's active workflows: one query on SQLite, the local cache on a shared store (no round trip)."""
+    if dialect(conn) == "postgres":
+        return RecallIndex(conn, subject).workflows()
+    from habitus.store.memory import load_workflows
+
+    return load_workflows(conn, subject)
+
+
 def _tokens_path(path: Path) -> Path:
     return path.with_name(path.stem + ".tokens.json")
+
+
+def _full_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".workflows.json")
+
+
+def _touch(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 def _cue_row(e: IndexEntry) -> list:

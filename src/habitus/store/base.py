@@ -30,6 +30,7 @@ class TraceSummary:
     tool_calls: int
     outcome: str
     source_path: str | None
+    producer: str | None = None  # pseudonymous member id of who stored it (habitus.store.share)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -10,18 +10,21 @@ by the subject's root commit, so every clone of a repo shares memory (DESIGN §3
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from habitus.core.subject import subject_root_commit as root_of
 from habitus.core.workflow import WORKFLOW_STATUSES, Counters, Workflow
+from habitus.store.db import dialect, lock_subject, transaction
+from habitus.store.home import touch_memory_stamp
 from habitus.store.sqlite import ensure_schema, utc_now
 
 if TYPE_CHECKING:  # records load only where they are read or written: recall reads workflows alone
     from habitus.core.record import Record
 
 COMPONENT = "memory"
+# what `habitus store copy` keys each table by (habitus.store.copy); hand-overs have a surrogate id
+COPY_KEYS = {"learn_records": ("trace_id",), "workflows": ("id",), "handovers": ("data",)}
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -76,7 +79,7 @@ SUSPEND_MISLED_RATE = 0.6
 SUSPEND_STALE_RATE = 0.5
 
 
-def ensure_memory_schema(conn: sqlite3.Connection) -> None:
+def ensure_memory_schema(conn: Any) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
@@ -116,7 +119,7 @@ def suspension_reason(counters: Counters) -> str | None:
 # --- workflows -------------------------------------------------------------------------------------------
 
 
-def _row_to_workflow(row: sqlite3.Row) -> Workflow:
+def _row_to_workflow(row: Any) -> Workflow:
     wf = Workflow.from_dict(json.loads(row["data"]))
     wf.status = row["status"]
     wf.subject = row["subject"]
@@ -130,7 +133,7 @@ def _row_to_workflow(row: sqlite3.Row) -> Workflow:
     return wf
 
 
-def _upsert(conn: sqlite3.Connection, wf: Workflow, subject: str | None, origin: str, now: str,
+def _upsert(conn: Any, wf: Workflow, subject: str | None, origin: str, now: str,
             keep_counters: bool) -> None:
     wf.id, wf.name = str(_redacted_id(wf.id)), _redacted(wf.name)  # imports come from files anyone can write
     data = _redacted(wf.to_dict())
@@ -151,7 +154,7 @@ def _upsert(conn: sqlite3.Connection, wf: Workflow, subject: str | None, origin:
     )
 
 
-def _free_id(conn: sqlite3.Connection, wf_id: str, root: str | None, origin: str, salt: str) -> str:
+def _free_id(conn: Any, wf_id: str, root: str | None, origin: str, salt: str) -> str:
     """`wf_id`, or a derived id when that id is taken by another repo's workflow or by one of the other origin.
 
     Ids are global: an import never replaces a learned workflow (nor one of another repo), and learning
@@ -168,7 +171,7 @@ def _free_id(conn: sqlite3.Connection, wf_id: str, root: str | None, origin: str
         candidate = f"{wf_id}-{hashlib.sha1(f'{salt}|{origin}|{n}'.encode()).hexdigest()[:6]}"
 
 
-def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workflow]) -> None:
+def save_workflows(conn: Any, subject: str, workflows: list[Workflow]) -> None:
     """Replace the subject's learned build with `workflows` (one transaction).
 
     Learned workflows of the subject that are not in the new build are deleted unless archived
@@ -180,28 +183,25 @@ def save_workflows(conn: sqlite3.Connection, subject: str, workflows: list[Workf
     ensure_memory_schema(conn)
     now = utc_now()
     root = root_of(subject)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
+        lock_subject(conn, root)  # two builds of one repo at once: the later waits (rows stay consistent)
         for wf in workflows:
             wf.id = _free_id(conn, wf.id, root, "learned", subject)
         ids = [w.id for w in workflows]
         old = {r["id"]: r["status"] for r in conn.execute(
-            "SELECT id, status FROM workflows WHERE root IS ? AND origin = 'learned'", (root,))}
+            "SELECT id, status FROM workflows WHERE root IS ? AND origin = 'learned' ORDER BY id", (root,))}
         for wf_id, status in old.items():
             if wf_id not in ids and status != "archived":
                 conn.execute("DELETE FROM workflows WHERE id = ?", (wf_id,))
-        for wf in workflows:
+        for wf in sorted(workflows, key=lambda w: w.id):  # one row order everywhere: no lock cycles
             wf.subject = subject
             if wf.status not in WORKFLOW_STATUSES or wf.status == "suspended":
                 wf.status = "active"
             _upsert(conn, wf, subject, "learned", now, keep_counters=old.get(wf.id) in ("active", "archived"))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    touch_memory_stamp(root)
 
 
-def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: list[Workflow]) -> list[str]:
+def import_workflows(conn: Any, subject: str | None, workflows: list[Workflow]) -> list[str]:
     """Insert or update imported workflows (attached to `subject`), keeping everything else; returns ids.
 
     A workflow whose id already belongs to a learned workflow or to another repo is stored under a
@@ -210,22 +210,19 @@ def import_workflows(conn: sqlite3.Connection, subject: str | None, workflows: l
     """
     ensure_memory_schema(conn)
     now = utc_now()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         for wf in workflows:
             target = subject if subject is not None else wf.subject
             wf.id = _free_id(conn, wf.id, root_of(target), "imported", target or "")
             known = conn.execute("SELECT 1 FROM workflows WHERE id = ?", (wf.id,)).fetchone() is not None
             wf.subject = target
             _upsert(conn, wf, target, "imported", now, keep_counters=known)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    for root in {root_of(w.subject) for w in workflows}:
+        touch_memory_stamp(root)
     return [w.id for w in workflows]
 
 
-def load_workflows(conn: sqlite3.Connection, subject: str | None = None, *,
+def load_workflows(conn: Any, subject: str | None = None, *,
                    status: str | None = "active", origin: str | None = None) -> list[Workflow]:
     """Workflows of a subject (matched by root commit; None: all subjects) with `status` and `origin`
     (`learned` | `imported`; None: any)."""
@@ -243,13 +240,13 @@ def load_workflows(conn: sqlite3.Connection, subject: str | None = None, *,
     return [_row_to_workflow(r) for r in conn.execute(sql + " ORDER BY subject, id", args)]
 
 
-def get_workflow(conn: sqlite3.Connection, workflow_id: str) -> Workflow | None:
+def get_workflow(conn: Any, workflow_id: str) -> Workflow | None:
     ensure_memory_schema(conn)
     row = conn.execute("SELECT * FROM workflows WHERE id = ?", (workflow_id,)).fetchone()
     return _row_to_workflow(row) if row else None
 
 
-def set_workflow_status(conn: sqlite3.Connection, workflow_id: str, status: str, reason: str | None = None) -> None:
+def set_workflow_status(conn: Any, workflow_id: str, status: str, reason: str | None = None) -> None:
     """Set active | suspended | archived. Raises KeyError for an unknown id, ValueError for a bad status."""
     if status not in WORKFLOW_STATUSES:
         raise ValueError(f"unknown workflow status {status!r} (one of {', '.join(WORKFLOW_STATUSES)})")
@@ -258,44 +255,34 @@ def set_workflow_status(conn: sqlite3.Connection, workflow_id: str, status: str,
                        (status, _redacted(reason), utc_now(), workflow_id))
     if cur.rowcount == 0:
         raise KeyError(workflow_id)
+    row = conn.execute("SELECT root FROM workflows WHERE id = ?", (workflow_id,)).fetchone()
+    touch_memory_stamp(row[0] if row else None)
 
 
-def bump_counters(conn: sqlite3.Connection, workflow_id: str, *, shown: int = 0, helped: int = 0, misled: int = 0,
+def bump_counters(conn: Any, workflow_id: str, *, shown: int = 0, helped: int = 0, misled: int = 0,
                   stale: int = 0) -> Counters | None:
     """Add to a workflow's counters; suspends an active workflow that crosses the lifecycle rule.
 
     Returns the new counters, or None when the workflow does not exist (it may have been relearned).
     """
     ensure_memory_schema(conn)
-    # inside a caller's transaction (the hook logs a hand-over in one transaction) a savepoint nests
-    nested = conn.in_transaction
-    begin, commit, rollback = (("SAVEPOINT bump_counters", "RELEASE bump_counters",
-                                "ROLLBACK TO bump_counters") if nested else ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"))
-    conn.execute(begin)
-    try:
+    with transaction(conn):  # inside a caller's transaction (a hook's pending writes) this is a savepoint
         conn.execute("UPDATE workflows SET shown = shown + ?, helped = helped + ?, misled = misled + ?,"
                      " stale = stale + ?, updated = ? WHERE id = ?",
                      (shown, helped, misled, stale, utc_now(), workflow_id))
         row = conn.execute("SELECT status, shown, helped, misled, stale FROM workflows WHERE id = ?",
                            (workflow_id,)).fetchone()
         if row is None:
-            conn.execute(commit)
             return None
         counters = Counters(shown=row["shown"], helped=row["helped"], misled=row["misled"], stale=row["stale"])
         reason = suspension_reason(counters)
         if reason and row["status"] == "active":
             conn.execute("UPDATE workflows SET status = 'suspended', status_reason = ? WHERE id = ?",
                          (reason, workflow_id))
-        conn.execute(commit)
-    except BaseException:
-        conn.execute(rollback)
-        if nested:
-            conn.execute(commit)  # a savepoint stays open after ROLLBACK TO; release it
-        raise
     return counters
 
 
-def set_last_verified(conn: sqlite3.Connection, workflow_id: str, when: str) -> None:
+def set_last_verified(conn: Any, workflow_id: str, when: str) -> None:
     ensure_memory_schema(conn)
     conn.execute("UPDATE workflows SET last_verified = ? WHERE id = ?", (when, workflow_id))
 
@@ -303,7 +290,17 @@ def set_last_verified(conn: sqlite3.Connection, workflow_id: str, when: str) -> 
 # --- hand-over log ---------------------------------------------------------------------------------------
 
 
-def log_handover(conn: sqlite3.Connection, entry: dict[str, Any]) -> int:
+def apply_handover(conn: Any, writes: dict[str, Any]) -> int:
+    """Apply what one shown hand-over writes (`habitus.recall.api.handover_writes`): counter bumps, last
+    verification, the log entry. Returns the hand-over's id."""
+    for bump in writes.get("bumps") or []:
+        bump_counters(conn, bump["id"], shown=int(bump.get("shown") or 0), stale=int(bump.get("stale") or 0))
+    for wf_id in writes.get("verified") or []:
+        set_last_verified(conn, wf_id, writes["when"])
+    return log_handover(conn, writes["handover"])
+
+
+def log_handover(conn: Any, entry: dict[str, Any]) -> int:
     """Append a hand-over to the log; returns its id.
 
     Expected keys: task, session_id, subject, cwd, workflows (ids), steps (shown steps, each with
@@ -313,15 +310,16 @@ def log_handover(conn: sqlite3.Connection, entry: dict[str, Any]) -> int:
     data = _redacted(dict(entry))  # the task is the user's prompt as the hook received it
     data["session_id"] = _redacted_id(data.get("session_id"))
     data.setdefault("created", utc_now())
-    cur = conn.execute(
-        "INSERT INTO handovers(session_id, subject, root, task, cwd, chars, created, data) VALUES (?,?,?,?,?,?,?,?)",
+    row = conn.execute(
+        "INSERT INTO handovers(session_id, subject, root, task, cwd, chars, created, data) VALUES (?,?,?,?,?,?,?,?)"
+        " RETURNING id",
         (data.get("session_id"), data.get("subject"), root_of(data.get("subject")), data.get("task"), data.get("cwd"),
          int(data.get("chars") or 0), data["created"], json.dumps(data, ensure_ascii=False, default=str)),
-    )
-    return int(cur.lastrowid or 0)
+    ).fetchone()
+    return int(row[0])
 
 
-def list_handovers(conn: sqlite3.Connection, *, session_id: str | None = None,
+def list_handovers(conn: Any, *, session_id: str | None = None,
                    subject: str | None = None) -> list[dict[str, Any]]:
     """Logged hand-overs, oldest first, each the logged entry plus `id` and `feedback_trace`."""
     ensure_memory_schema(conn)
@@ -341,7 +339,7 @@ def list_handovers(conn: sqlite3.Connection, *, session_id: str | None = None,
     return out
 
 
-def mark_handover_feedback(conn: sqlite3.Connection, handover_id: int, trace_id: str) -> bool:
+def mark_handover_feedback(conn: Any, handover_id: int, trace_id: str) -> bool:
     """Record that a trace's feedback was applied to a hand-over; False when it already was."""
     ensure_memory_schema(conn)
     cur = conn.execute("UPDATE handovers SET feedback_trace = ? WHERE id = ? AND feedback_trace IS NULL",
@@ -352,23 +350,20 @@ def mark_handover_feedback(conn: sqlite3.Connection, handover_id: int, trace_id:
 # --- records ---------------------------------------------------------------------------------------------
 
 
-def save_records(conn: sqlite3.Connection, records: Iterable[Record]) -> int:
+def save_records(conn: Any, records: Iterable[Record]) -> int:
     """Insert or replace records (keyed by trace id); returns how many were written."""
     ensure_memory_schema(conn)
     rows = [(r.trace_id, r.subject, root_of(r.subject), r.session_id, r.date,
              json.dumps(_redacted(r.to_dict()), ensure_ascii=False)) for r in records]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.executemany("INSERT OR REPLACE INTO learn_records(trace_id, subject, root, session_id, date, data)"
-                         " VALUES (?,?,?,?,?,?)", rows)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    with transaction(conn):
+        conn.executemany("INSERT INTO learn_records(trace_id, subject, root, session_id, date, data)"
+                         " VALUES (?,?,?,?,?,?) ON CONFLICT(trace_id) DO UPDATE SET subject = excluded.subject,"
+                         " root = excluded.root, session_id = excluded.session_id, date = excluded.date,"
+                         " data = excluded.data", rows)
     return len(rows)
 
 
-def load_records(conn: sqlite3.Connection, subject: str | None = None) -> list[Record]:
+def load_records(conn: Any, subject: str | None = None) -> list[Record]:
     """Records of a subject (by root commit; None: all), oldest first."""
     ensure_memory_schema(conn)
     if subject is None:
@@ -381,7 +376,19 @@ def load_records(conn: sqlite3.Connection, subject: str | None = None) -> list[R
     return [Record.from_dict(json.loads(r["data"])) for r in rows]
 
 
-def record_subjects(conn: sqlite3.Connection) -> list[str]:
+def record_versions(conn: Any) -> dict[str, str | None]:
+    """trace id → the trace version its record was made from (`meta.trace_version`), for every record."""
+    ensure_memory_schema(conn)
+    return {row[0]: row[1] for row in conn.execute(_RECORD_VERSION_SQL[dialect(conn)])}
+
+
+_RECORD_VERSION_SQL = {
+    "sqlite": "SELECT trace_id, json_extract(data, '$.meta.trace_version') FROM learn_records",
+    "postgres": "SELECT trace_id, data::jsonb -> 'meta' ->> 'trace_version' FROM learn_records",
+}
+
+
+def record_subjects(conn: Any) -> list[str]:
     """Distinct subjects that have records."""
     ensure_memory_schema(conn)
     return [r[0] for r in conn.execute("SELECT DISTINCT subject FROM learn_records WHERE subject IS NOT NULL"

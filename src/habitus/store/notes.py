@@ -9,16 +9,22 @@ re-proposed) and `hook_shown` (which hand-overs and pitfalls a session has alrea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 from habitus.core.note import NOTE_KINDS, NOTE_STATES, RULE_STATES, Note, Rule
 from habitus.core.subject import subject_root_commit as root_of
+from habitus.store.db import transaction
+from habitus.store.share import LAYERS, member_id
 from habitus.store.sqlite import ensure_schema, utc_now
 
 COMPONENT = "deliver"
+# what `habitus store copy` keys each table by (habitus.store.copy); feedback rows have a surrogate id
+COPY_KEYS = {"notes": ("id",), "item_feedback": ("item_id", "verdict", "reason", "created"),
+             "rule_state": ("target", "hash"), "hook_shown": ("session_id", "kind", "item_id")}
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE IF NOT EXISTS notes (
@@ -64,6 +70,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session_id, kind, item_id)
     );
     """,
+    # layered delivery: a note is team (shared, promotable) or personal (never leaves the machine); who wrote it
+    """
+    ALTER TABLE notes ADD COLUMN layer TEXT NOT NULL DEFAULT 'team';
+    ALTER TABLE notes ADD COLUMN producer TEXT;
+    UPDATE notes SET layer = 'personal' WHERE subject IS NULL;
+    """,
 )
 
 FEEDBACK_VERDICTS = ("helpful", "outdated", "wrong")
@@ -74,8 +86,10 @@ class NoteError(ValueError):
     """A note operation that cannot be done (unknown id, bad kind or state); one-line message."""
 
 
-def ensure_notes_schema(conn: sqlite3.Connection) -> None:
+def ensure_notes_schema(conn: Any) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
+
+
 
 
 def _redacted(text: str | None) -> str | None:
@@ -104,11 +118,28 @@ def _redacted_id(value: str | None) -> str | None:
 
 
 
-def _row_to_note(row: sqlite3.Row) -> Note:
+def _row_to_note(row: Any) -> Note:
     return Note(id=row["id"], text=row["text"], kind=row["kind"], subject=row["subject"], state=row["state"],
                 supersedes=row["supersedes"], superseded_by=row["superseded_by"], reason=row["reason"],
                 source=row["source"], session_id=row["session_id"], evidence=json.loads(row["evidence"] or "{}"),
-                created=row["created"], updated=row["updated"])
+                created=row["created"], updated=row["updated"], layer=row["layer"], producer=row["producer"])
+
+
+@contextlib.contextmanager
+def _note_dbs(conn: Any) -> Iterator[list[Any]]:
+    """Where notes live: the store, plus the developer's own embedded file when the store is shared (personal
+    notes are kept there, so they never reach the team's server)."""
+    from habitus.store.db import POSTGRES, dialect, open_local_db
+
+    if dialect(conn) != POSTGRES:
+        yield [conn]
+        return
+    local = open_local_db()
+    try:
+        ensure_notes_schema(local)
+        yield [conn, local]
+    finally:
+        local.close()
 
 
 # --- notes -----------------------------------------------------------------------------------------------
@@ -125,10 +156,14 @@ def checked_note_text(text: str) -> str:
     return text
 
 
-def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", subject: str | None = None,
+def add_note(conn: Any, text: str, *, kind: str = "convention", subject: str | None = None,
              source: str = "user", session_id: str | None = None, evidence: dict[str, Any] | None = None,
-             supersedes: str | None = None) -> Note:
-    """Store a new active note; with `supersedes`, the older note becomes superseded in the same transaction."""
+             supersedes: str | None = None, layer: str | None = None) -> Note:
+    """Store a new active note; with `supersedes`, the older note becomes superseded in the same transaction.
+
+    `layer`: team (default for a repo's note) or personal (default for a global one: a cross-repo judgement);
+    a personal note is written to the developer's own embedded store when the store is shared.
+    """
     text = checked_note_text(text)
     if kind not in NOTE_KINDS:
         raise NoteError(f"unknown note kind {kind!r} (one of {', '.join(NOTE_KINDS)})")
@@ -136,14 +171,25 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
 
     text = redact(text)[0]  # notes come from people and agents (MCP): redacted like traces
     session_id, evidence = _redacted_id(session_id), redact_value(dict(evidence or {}))[0]
+    layer = layer or ("team" if subject else "personal")
+    if layer not in LAYERS:
+        raise NoteError(f"unknown layer {layer!r} (team or personal)")
     import uuid  # only when a note is written; the hook path reads notes
 
+    with _note_dbs(conn) as dbs:
+        db = dbs[-1] if layer == "personal" else dbs[0]
+        return _insert_note(db, Note(id="n-" + uuid.uuid4().hex[:10], text=text, kind=kind, subject=subject,
+                                     source=source, session_id=session_id, evidence=dict(evidence or {}),
+                                     supersedes=supersedes, layer=layer, producer=member_id()))
+
+
+def _insert_note(conn: Any, note: Note) -> Note:
     ensure_notes_schema(conn)
     now = utc_now()
-    note = Note(id="n-" + uuid.uuid4().hex[:10], text=text, kind=kind, subject=subject, source=source,
-                session_id=session_id, evidence=dict(evidence or {}), supersedes=supersedes, created=now, updated=now)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    note.created = note.updated = now
+    text, kind, subject, supersedes, source, session_id = (note.text, note.kind, note.subject, note.supersedes,
+                                                            note.source, note.session_id)
+    with transaction(conn):
         if supersedes is not None:
             cur = conn.execute("UPDATE notes SET state = 'superseded', superseded_by = ?, reason = ?, updated = ?"
                                " WHERE id = ?", (note.id, f"superseded by {note.id}", now, supersedes))
@@ -151,62 +197,62 @@ def add_note(conn: sqlite3.Connection, text: str, *, kind: str = "convention", s
                 raise NoteError(f"no note with id {supersedes}")
         conn.execute(
             "INSERT INTO notes(id, subject, root, kind, text, state, supersedes, source, session_id, evidence,"
-            " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created, updated, layer, producer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (note.id, subject, root_of(subject), kind, text, "active", supersedes, source, session_id,
-             json.dumps(note.evidence), now, now))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+             json.dumps(note.evidence), now, now, note.layer, note.producer))
     return note
 
 
-def add_notes_bulk(conn: sqlite3.Connection, notes: list[Note]) -> int:
+def add_notes_bulk(conn: Any, notes: list[Note]) -> int:
     """Insert many prepared notes in one transaction (benchmarks, imports); returns the count."""
-    from habitus.capture.redact import redact, redact_value
-
     ensure_notes_schema(conn)
     now = utc_now()
     for n in notes:
         n.text = checked_note_text(n.text)
+    from habitus.capture.redact import redact, redact_value
+
     rows = [(n.id, n.subject, root_of(n.subject), n.kind, redact(n.text)[0], n.state, n.supersedes, n.source,
-             _redacted_id(n.session_id), json.dumps(redact_value(n.evidence)[0]), n.created or now, n.updated or now)
-            for n in notes]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+             _redacted_id(n.session_id), json.dumps(redact_value(n.evidence)[0]), n.created or now,
+             n.updated or now, n.layer, n.producer) for n in notes]
+    with transaction(conn):
         conn.executemany(
-            "INSERT OR REPLACE INTO notes(id, subject, root, kind, text, state, supersedes, source, session_id,"
-            " evidence, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+            "INSERT INTO notes(id, subject, root, kind, text, state, supersedes, source, session_id,"
+            " evidence, created, updated, layer, producer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT(id) DO UPDATE SET layer = excluded.layer, producer = excluded.producer,"
+            " subject = excluded.subject, root = excluded.root, kind = excluded.kind, text = excluded.text,"
+            " state = excluded.state, supersedes = excluded.supersedes, source = excluded.source,"
+            " session_id = excluded.session_id, evidence = excluded.evidence, created = excluded.created,"
+            " updated = excluded.updated", rows)
     return len(rows)
 
 
-def get_note(conn: sqlite3.Connection, note_id: str) -> Note | None:
+def get_note(conn: Any, note_id: str) -> Note | None:
     ensure_notes_schema(conn)
-    row = conn.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchone()
-    return _row_to_note(row) if row else None
+    with _note_dbs(conn) as dbs:
+        for db in dbs:
+            row = db.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchone()
+            if row:
+                return _row_to_note(row)
+    return None
 
 
 def _scope_clause(subject: str | None, scope: str | None) -> tuple[str, list[Any]]:
     """SQL for a scope: repo (this subject), global (no subject), all (both; the default)."""
     if scope == "repo":
-        return ("root = ?", [root_of(subject)]) if subject else ("0", [])
+        return ("root = ?", [root_of(subject)]) if subject else ("1 = 0", [])
     if scope == "global":
         return "root IS NULL", []
     if scope not in (None, "all", ""):
         raise NoteError(f"unknown scope {scope!r} (repo, global or all)")
     if subject:
         return "(root = ? OR root IS NULL)", [root_of(subject)]
-    return "1", []
+    return "1 = 1", []
 
 
-def list_notes(conn: sqlite3.Connection, *, subject: str | None = None, scope: str | None = None,
+def list_notes(conn: Any, *, subject: str | None = None, scope: str | None = None,
                states: tuple[str, ...] = ("active",), kind: str | None = None,
-               limit: int | None = None) -> list[Note]:
-    """Notes in scope with one of `states`, newest first."""
+               limit: int | None = None, layer: str | None = None) -> list[Note]:
+    """Notes in scope with one of `states` (and `layer` when given), newest first."""
     ensure_notes_schema(conn)
     clause, args = _scope_clause(subject, scope)
     sql = f"SELECT * FROM notes WHERE {clause} AND state IN ({','.join('?' * len(states))})"
@@ -214,10 +260,14 @@ def list_notes(conn: sqlite3.Connection, *, subject: str | None = None, scope: s
     if kind:
         sql += " AND kind = ?"
         args.append(kind)
-    sql += " ORDER BY created DESC, id"
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    return [_row_to_note(r) for r in conn.execute(sql, args)]
+    if layer:
+        sql += " AND layer = ?"
+        args.append(layer)
+    with _note_dbs(conn) as dbs:
+        notes = [_row_to_note(r) for db in dbs for r in db.execute(sql, args)]
+    notes.sort(key=lambda n: n.id)
+    notes.sort(key=lambda n: n.created, reverse=True)
+    return notes[:limit] if limit else notes
 
 
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_.\-/]*", re.I)
@@ -233,7 +283,7 @@ def query_terms(query: str) -> list[str]:
     return list(seen)[:12]
 
 
-def search_notes(conn: sqlite3.Connection, query: str, *, subject: str | None = None, scope: str | None = None,
+def search_notes(conn: Any, query: str, *, subject: str | None = None, scope: str | None = None,
                  kind: str | None = None, include_archived: bool = False, limit: int = 10) -> list[tuple[Note, int]]:
     """Notes matching any query term, ranked by the number of terms matched; (note, score) pairs."""
     ensure_notes_schema(conn)
@@ -249,48 +299,50 @@ def search_notes(conn: sqlite3.Connection, query: str, *, subject: str | None = 
         sql += " AND kind = ?"
         args.append(kind)
     scored = []
-    for row in conn.execute(sql, args):
-        low = row["text"].lower()
-        scored.append((_row_to_note(row), sum(1 for t in terms if t in low)))
+    with _note_dbs(conn) as dbs:
+        for row in (r for db in dbs for r in db.execute(sql, args)):
+            low = row["text"].lower()
+            scored.append((_row_to_note(row), sum(1 for t in terms if t in low)))
     scored.sort(key=lambda p: (-p[1], p[0].created), reverse=False)
     return scored[:limit]
 
 
-def archive_note(conn: sqlite3.Connection, note_id: str, reason: str) -> Note:
+def archive_note(conn: Any, note_id: str, reason: str) -> Note:
     """Archive a note (kept for audit, out of default search)."""
     ensure_notes_schema(conn)
-    cur = conn.execute("UPDATE notes SET state = 'archived', reason = ?, updated = ? WHERE id = ?",
-                       (_redacted(reason), utc_now(), note_id))
-    if cur.rowcount == 0:
+    with _note_dbs(conn) as dbs:
+        done = sum(db.execute("UPDATE notes SET state = 'archived', reason = ?, updated = ? WHERE id = ?",
+                              (_redacted(reason), utc_now(), note_id)).rowcount for db in dbs)
+    if done == 0:
         raise NoteError(f"no note with id {note_id}")
     note = get_note(conn, note_id)
     assert note is not None
     return note
 
 
-def supersede_note(conn: sqlite3.Connection, old_id: str, text: str, *, kind: str | None = None,
+def supersede_note(conn: Any, old_id: str, text: str, *, kind: str | None = None,
                    source: str = "user", session_id: str | None = None) -> Note:
     """Write a new note that supersedes `old_id` (same subject; same kind unless given)."""
     old = get_note(conn, old_id)
     if old is None:
         raise NoteError(f"no note with id {old_id}")
     return add_note(conn, text, kind=kind or old.kind, subject=old.subject, source=source, session_id=session_id,
-                    supersedes=old_id)
+                    supersedes=old_id, layer=old.layer)
 
 
 # --- feedback on any memory item ---------------------------------------------------------------------------
 
 
-def record_feedback(conn: sqlite3.Connection, item_id: str, verdict: str, reason: str | None = None) -> int:
+def record_feedback(conn: Any, item_id: str, verdict: str, reason: str | None = None) -> int:
     if verdict not in FEEDBACK_VERDICTS:
         raise NoteError(f"unknown verdict {verdict!r} (one of {', '.join(FEEDBACK_VERDICTS)})")
     ensure_notes_schema(conn)
-    cur = conn.execute("INSERT INTO item_feedback(item_id, verdict, reason, created) VALUES (?,?,?,?)",
-                       (_redacted_id(item_id), verdict, _redacted(reason), utc_now()))
-    return int(cur.lastrowid or 0)
+    row = conn.execute("INSERT INTO item_feedback(item_id, verdict, reason, created) VALUES (?,?,?,?) RETURNING id",
+                       (_redacted_id(item_id), verdict, _redacted(reason), utc_now())).fetchone()
+    return int(row[0])
 
 
-def feedback_counts(conn: sqlite3.Connection, item_id: str) -> dict[str, int]:
+def feedback_counts(conn: Any, item_id: str) -> dict[str, int]:
     ensure_notes_schema(conn)
     out = dict.fromkeys(FEEDBACK_VERDICTS, 0)
     for row in conn.execute("SELECT verdict, COUNT(*) FROM item_feedback WHERE item_id = ? GROUP BY verdict",
@@ -302,7 +354,7 @@ def feedback_counts(conn: sqlite3.Connection, item_id: str) -> dict[str, int]:
 # --- always-on rule state ----------------------------------------------------------------------------------
 
 
-def set_rule_state(conn: sqlite3.Connection, target: str, rule: Rule, state: str) -> None:
+def set_rule_state(conn: Any, target: str, rule: Rule, state: str) -> None:
     if state not in RULE_STATES:
         raise ValueError(f"unknown rule state {state!r}")
     ensure_notes_schema(conn)
@@ -314,7 +366,7 @@ def set_rule_state(conn: sqlite3.Connection, target: str, rule: Rule, state: str
                                                                              default=str), utc_now()))
 
 
-def list_rule_states(conn: sqlite3.Connection, target: str | None = None) -> list[Rule]:
+def list_rule_states(conn: Any, target: str | None = None) -> list[Rule]:
     ensure_notes_schema(conn)
     sql, args = "SELECT * FROM rule_state", []
     if target is not None:
@@ -328,14 +380,15 @@ def list_rule_states(conn: sqlite3.Connection, target: str | None = None) -> lis
 # --- what hooks showed in a session ------------------------------------------------------------------------
 
 
-def shown_in_session(conn: sqlite3.Connection, session_id: str, kind: str) -> set[str]:
+def shown_in_session(conn: Any, session_id: str, kind: str) -> set[str]:
     ensure_notes_schema(conn)
     return {r[0] for r in conn.execute("SELECT item_id FROM hook_shown WHERE session_id = ? AND kind = ?",
                                        (_redacted_id(session_id), kind))}
 
 
-def mark_shown(conn: sqlite3.Connection, session_id: str, kind: str, item_ids: list[str]) -> None:
+def mark_shown(conn: Any, session_id: str, kind: str, item_ids: list[str]) -> None:
     ensure_notes_schema(conn)
     now = utc_now()
-    conn.executemany("INSERT OR IGNORE INTO hook_shown(session_id, kind, item_id, shown_at) VALUES (?,?,?,?)",
+    conn.executemany("INSERT INTO hook_shown(session_id, kind, item_id, shown_at) VALUES (?,?,?,?)"
+                     " ON CONFLICT DO NOTHING",
                      [(_redacted_id(session_id), kind, _redacted_id(i), now) for i in item_ids])

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from habitus.store.home import default_db_path
 
@@ -52,19 +53,24 @@ def connect(path: Path | str | None = None, *, readonly: bool = False) -> sqlite
     return conn
 
 
-def ensure_schema(conn: sqlite3.Connection, component: str, migrations: Sequence[str]) -> int:
+def ensure_schema(conn: Any, component: str, migrations: Sequence[str | Mapping[str, str]]) -> int:
     """Apply the migrations of `component` that this database has not seen yet.
 
-    `migrations[i]` is a SQL script taking the component from version i to i + 1. Safe to call
-    on every open and from concurrent processes (BEGIN IMMEDIATE serializes migrators).
+    `migrations[i]` is a SQL script taking the component from version i to i + 1: one script for
+    both engines (PostgreSQL gets its column types translated), or `{"sqlite": …, "postgres": …}`
+    where a feature differs. Safe to call on every open and from concurrent processes (BEGIN
+    IMMEDIATE serializes migrators here; an advisory lock on PostgreSQL, `habitus.store.postgres`).
     """
+    if getattr(conn, "dialect", "sqlite") != "sqlite":
+        return conn.ensure_schema(component, migrations)
     conn.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
     current = check_schema(conn, component, len(migrations))
     if current < len(migrations):
         conn.execute("BEGIN IMMEDIATE")
         try:
             current = check_schema(conn, component, len(migrations))
-            for script in migrations[current:]:
+            for migration in migrations[current:]:
+                script = migration if isinstance(migration, str) else migration["sqlite"]
                 for statement in _split_sql(script):
                     conn.execute(statement)
             conn.execute(

