@@ -14,15 +14,14 @@ from typing import Any
 from habitus.capture.outcome import tool_command
 from habitus.core import ToolCall, Trace
 from habitus.core.commands import files_read as shell_files_read
-
-READ_TOOLS = frozenset({"Read", "read_file", "view_file", "NotebookRead"})
+from habitus.core.tools import READ_TOOLS, tool_path
 
 
 def files_read(call: ToolCall) -> list[str]:
     """Paths a call read whole or in part (empty for other calls)."""
     if call.name in READ_TOOLS:
-        path = call.input.get("file_path") or call.input.get("path") or call.input.get("notebook_path")
-        return [str(path)] if path else []
+        path = tool_path(call.input)
+        return [path] if path else []
     if call.name in ("str_replace_editor", "str_replace_based_edit_tool") and call.input.get("command") == "view":
         return [str(call.input["path"])] if call.input.get("path") else []
     command = tool_command(call)
