@@ -4,16 +4,18 @@ aider appends to the file as it goes (Aider-AI/aider `aider/io.py`): `# aider ch
 YYYY-MM-DD HH:MM:SS` opens a session, the user's input is written as `#### ` lines, the model's
 answer as plain Markdown, and aider's own messages as `> ` lines. One session is one trace:
 
-| line | becomes |
-|---|---|
-| `#### …` (consecutive lines joined) | a user step; `/run CMD`, `/test CMD` and `!CMD` a shell tool step instead (`meta.by = "user"`) |
-| plain text | an assistant step (SEARCH/REPLACE blocks included) |
-| `> Applied edit to PATH` | an `edit` tool step on PATH, with the SEARCH/REPLACE blocks the answer gave for it (`input.edits`) |
-| `> # N SEARCH/REPLACE block(s) failed to match!` + its `## SearchReplaceNoExactMatch: … in PATH` lines | a failed `edit` tool step per PATH |
-| `> Running CMD` | a `shell` tool step (a command the model proposed and the user accepted) |
-| `> Tokens: 2.4k sent, … received. Cost: $X message, …` | the usage of the answer before it (aider prints rounded counts: `2.4k` is read as 2,400) and its cost as aider computed it |
-| `> Commit abc1234 …` | a commit of the trace |
-| `> Aider vX`, `> Model: M …` / `> Main model: M …` | agent version, model |
+- `#### …` lines (consecutive ones joined): a user step; `/run CMD`, `/test CMD` and `!CMD` a
+  `shell` tool step instead (`meta.by = "user"`);
+- plain text: an assistant step (its SEARCH/REPLACE blocks included);
+- `> Applied edit to PATH`: an `edit` tool step on PATH, with the SEARCH/REPLACE blocks the answer
+  gave for PATH (`input.edits`);
+- `> # N SEARCH/REPLACE block(s) failed to match!` and its `## SearchReplaceNoExactMatch: … in
+  PATH` lines: a failed `edit` tool step per PATH;
+- `> Running CMD`: a `shell` tool step (a command the model proposed and the user accepted);
+- `> Tokens: 2.4k sent, … received. Cost: $X message, …`: the usage of the answer before it
+  (aider prints rounded counts: `2.4k` is read as 2,400) and its cost as aider computed it;
+- `> Commit abc1234 …`: a commit of the trace;
+- `> Aider vX`, `> Model: M …` / `> Main model: M …`: agent version, model.
 
 aider does not write command output to the history, so shell steps have no output and the outcome
 of an aider session is unknown; the one exception is `/test`, whose output aider adds to the chat
@@ -44,8 +46,8 @@ _FAILED_BLOCKS = re.compile(r"^# (\d+) SEARCH/REPLACE blocks? failed to match!")
 _NO_MATCH = re.compile(r"^## SearchReplace\w*: This SEARCH block failed to exactly match lines in (.+?)\s*$")
 _FAILURE_END = re.compile(r"^(The SEARCH section must exactly match|Just reply with fixed versions of the block)")
 _USER_SHELL = re.compile(r"^(?:/run|/test|!)\s*(.+)$", re.DOTALL)
-_BLOCK = re.compile(r"^(?P<path>[^\n`]+?)\n```[^\n]*\n<<<<<<< SEARCH\n(?P<old>.*?)^=======\n(?P<new>.*?)^>>>>>>> REPLACE",
-                    re.MULTILINE | re.DOTALL)
+_BLOCK = re.compile(r"^(?P<path>[^\n`]+?)\n```[^\n]*\n<<<<<<< SEARCH\n(?P<old>.*?)^=======\n"
+                    r"(?P<new>.*?)^>>>>>>> REPLACE", re.MULTILINE | re.DOTALL)
 _TOKEN_COUNT = re.compile(r"([\d.]+)([kKmM]?) (sent|received|cache write|cache hit)")
 
 

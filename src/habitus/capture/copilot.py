@@ -2,15 +2,19 @@
 
 One event per line, `{"type", "data", "id", "timestamp", "parentId"}`. What becomes the trace:
 
-| event | becomes |
-|---|---|
-| `session.start` (`producer: copilot-agent`) | session id, cwd, branch, head commit, repository, CLI version, selected model (the trace's model is the first answer's, else this one) |
-| `user.message` | a user step (`content`, what the user typed; not `transformedContent`) |
-| `assistant.message` | `reasoningText` as a thinking step, `content` as an assistant step, each of `toolRequests` as a tool step; `outputTokens` is that response's output count, its `model` the step's model |
-| `tool.execution_start` / `tool.execution_complete` | paired with the request by `toolCallId`: output (`result.content`, else `error.message`), failed when `success` is false; a shell's exit code from its `<shellId: N completed with exit code X>` trailer |
-| `session.shutdown` | the trace's usage per model (`modelMetrics`), authoritative over the per-message output counts; files changed |
-| `abort` | a system step (the user stopped the agent) |
-| `hook.*`, `system.message`, `assistant.turn_*`, `session.info`, `session.model_change` | nothing (bookkeeping); other event types are counted as unknown |
+- `session.start` (`producer: copilot-agent`): session id, cwd, branch, head commit, repository,
+  CLI version, selected model (the trace's model is the first answer's, else this one);
+- `user.message`: a user step (`content`, what the user typed; not `transformedContent`);
+- `assistant.message`: `reasoningText` as a thinking step, `content` as an assistant step, each of
+  `toolRequests` as a tool step; `outputTokens` is that response's output count;
+- `tool.execution_start` / `tool.execution_complete`: paired with the request by `toolCallId`;
+  output `result.content` (else `error.message`), failed when `success` is false; a shell's exit
+  code comes from its `<shellId: N completed with exit code X>` trailer;
+- `session.shutdown`: the trace's usage per model (`modelMetrics`), authoritative over the
+  per-message output counts; the files changed;
+- `abort`: a system step (the user stopped the agent);
+- `hook.*`, `system.message`, `assistant.turn_*`, `session.info`, `session.model_change`: nothing
+  (bookkeeping). Other event types are counted as unknown.
 
 Copilot records no input-token counts per request; without a `session.shutdown` line (a session
 still running, or aborted) the usage holds output tokens only and `meta["usage_source"]` says so.

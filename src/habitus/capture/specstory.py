@@ -78,8 +78,12 @@ def read_specstory(path: Path) -> ReadResult:
             trace.id, trace.session_id = f"specstory:{session}", session
             trace.agent = AGENTS.get(provider.lower(), "specstory")
             trace.meta["provider"] = provider
-            trace.started = iso_stamp(header.group(3) or "")
-            break
+            trace.started = trace.started or iso_stamp(header.group(3) or "")
+        elif line.startswith("# "):  # the title: a time, or a name and a time in older exports
+            trace.started = trace.started or iso_stamp(line)
+            title = _STAMP.sub("", line[2:]).strip(" ()")
+            if title:
+                trace.meta["titles"] = [title]
     _Parser(trace, result).run(text.splitlines())
     result.traces.append(finish_trace(trace))
     return result
@@ -213,21 +217,22 @@ def _tool_input(kind: str, summary: str, body: str, fences: list[tuple[str, str]
     tool_input: dict[str, Any] = {}
     if summary:
         tool_input["description"] = summary
-    if kind == "shell":
-        command = _RUN_COMMAND.search(summary)
-        if command:
-            tool_input["command"] = command.group(1).strip()
-        elif shells := [content for lang, content in fences if lang in _SHELL_LANGS]:
-            tool_input["command"] = shells[0].rstrip("\n")
-        elif inline := _INLINE_CODE_LINE.search(_without_fences(body)):
-            tool_input["command"] = inline.group(1)
+    inline = _INLINE_CODE_LINE.search(_without_fences(body))
+    command = _RUN_COMMAND.search(summary)
+    action = _FILE_ACTION.search(summary)
+    if command:
+        tool_input["command"] = command.group(1).strip()
+    elif kind == "shell":
+        shells = [content for lang, content in fences if lang in _SHELL_LANGS]
+        if shells or inline:
+            tool_input["command"] = shells[0].rstrip("\n") if shells else inline.group(1)  # type: ignore[union-attr]
+    if action:
+        tool_input["path"] = action.group(1)
     elif kind in ("read", "write"):
-        action = _FILE_ACTION.search(summary)
-        inline = _INLINE_CODE_LINE.search(_without_fences(body)) or re.search(r"`([^`\s]+)`", summary)
-        path = action.group(1) if action else inline.group(1) if inline else ""
-        if path:
-            tool_input["path"] = path
-    elif kind == "search" and summary:
+        named = inline or re.search(r"`([^`\s]+)`", summary)
+        if named:
+            tool_input["path"] = named.group(1)
+    if kind == "search" and summary:
         tool_input["query"] = summary
     return tool_input
 
