@@ -204,3 +204,36 @@ def test_cli_ingest_reads_every_new_format_and_no_secret_reaches_the_database(tm
     blobs = b"".join(p.read_bytes() for p in habitus_home.glob("habitus.db*"))
     for secret in (SECRETS["github"], SECRETS["aws"], SECRETS["openai"]):
         assert secret.encode() not in blobs
+
+
+def test_doctor_finds_and_ingest_reads_the_new_agents_default_folders(tmp_path: Path, habitus_home: Path,
+                                                                      monkeypatch) -> None:
+    copilot_home, gemini_home, project = tmp_path / "copilot", tmp_path / "ghome", tmp_path / "shop"
+    write_jsonl(copilot_home / "session-state" / "c0ffee00" / "events.jsonl", copilot_events())
+    (copilot_home / "session-state" / "c0ffee00" / "workspace.yaml").parent.mkdir(parents=True, exist_ok=True)
+    (copilot_home / "session-state" / "c0ffee00" / "workspace.yaml").write_text("cwd: /home/dev/shop\n")
+    chats = gemini_home / ".gemini" / "tmp" / "shop" / "chats"
+    write_jsonl(chats / "session-2026-10-09T10-13-9b1f0c2e.jsonl", gemini_records())
+    (chats.parent / "logs.json").write_text(json.dumps([{"sessionId": "x", "message": "a log, not a recording"}]))
+    (project / ".specstory" / "history").mkdir(parents=True)
+    (project / ".specstory" / "history" / "2026-07-13_13-40-49Z-fix.md").write_text(SPECSTORY_CLAUDE)
+    (project / ".aider.chat.history.md").write_text(AIDER_HISTORY)
+    homes = {"CLAUDE_CONFIG_DIR": str(tmp_path / "none"), "CODEX_HOME": str(tmp_path / "none"),
+             "COPILOT_HOME": str(copilot_home), "GEMINI_CLI_HOME": str(gemini_home)}
+    for name, value in homes.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(project)
+    from typer.testing import CliRunner
+
+    from habitus.cli.main import app
+
+    doctor = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).stdout)
+    assert [(loc["agent"], loc["exists"], loc["files"]) for loc in doctor["trace_locations"]] == [
+        ("claude-code", False, 0), ("codex", False, 0), ("copilot-cli", True, 1), ("gemini-cli", True, 1),
+        ("specstory", True, 1), ("aider", True, 1)]
+    env = {**os.environ, "HABITUS_HOME": str(habitus_home), **homes}
+    done = subprocess.run([sys.executable, "-m", "habitus", "ingest", "--json", "-q"], capture_output=True,
+                          text=True, env=env, timeout=120, cwd=project)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["files"], report["traces"], report["files_ignored"], report["errors"]) == (4, 5, 0, [])
