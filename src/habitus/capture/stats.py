@@ -1,4 +1,4 @@
-"""Per-trace statistics for `habitus traces stats`: tokens, tool calls by tool, failures, re-reads, wall time.
+"""Per-trace statistics for `habitus traces stats`: tokens, cost, tool calls by tool, failures, re-reads, wall time.
 
 Pure functions over a `Trace`; "files read" counts the read tools (Read, view) and the usual shell
 readers (cat, sed -n, nl, head, tail; parsed with `habitus.core.shell`, so a here-document's body
@@ -40,7 +40,11 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
 
 
 def trace_stats(trace: Trace) -> dict[str, Any]:
-    """The statistics of one trace (JSON-ready)."""
+    """The statistics of one trace (JSON-ready). `cost` is the priced part; `unpriced` names the models
+    the pricing table has no price for, with their requests and tokens (never priced as another model)."""
+    from habitus.llm.pricing import price_trace
+
+    priced = price_trace(trace).to_dict()
     calls = trace.tool_calls
     by_tool = Counter(c.name or "?" for c in calls)
     failed = Counter(c.name or "?" for c in calls if not c.ok)
@@ -58,7 +62,9 @@ def trace_stats(trace: Trace) -> dict[str, Any]:
         "tokens": {"input": usage.input_tokens, "cache_read": usage.cache_read_tokens,
                    "cache_write": usage.cache_write_tokens, "output": usage.output_tokens,
                    "total": usage.total_tokens},
-        "cost": usage.cost,
+        "cost": priced["cost"],
+        "cost_by_model": priced["by_model"],
+        "unpriced": priced["unpriced"],
         "tool_calls": len(calls),
         "tool_calls_by_tool": dict(by_tool.most_common()),
         "failed_tool_calls": sum(failed.values()),
@@ -73,13 +79,21 @@ def total_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
     """Sums over many traces' stats (for `traces stats --all`)."""
     tokens: Counter[str] = Counter()
     by_tool: Counter[str] = Counter()
+    unpriced: dict[str, Counter[str]] = {}
     failed = 0
     wall = 0.0
+    cost: float | None = None
     for item in stats:
         tokens.update(item["tokens"])
         by_tool.update(item["tool_calls_by_tool"])
         failed += item["failed_tool_calls"]
         wall += item["wall_time_s"] or 0.0
+        if item.get("cost") is not None:
+            cost = (cost or 0.0) + item["cost"]
+        for model, row in (item.get("unpriced") or {}).items():
+            unpriced.setdefault(model, Counter()).update(row)
     return {"traces": len(stats), "tokens": dict(tokens), "tool_calls": sum(by_tool.values()),
             "tool_calls_by_tool": dict(by_tool.most_common()), "failed_tool_calls": failed,
-            "wall_time_s": round(wall, 3)}
+            "wall_time_s": round(wall, 3), "cost": None if cost is None else round(cost, 6),
+            "unpriced": {m: dict(c) for m, c in sorted(unpriced.items())}}
+
