@@ -92,6 +92,7 @@ def read_copilot(path: Path, *, start: int = 0) -> ReadResult:
         _apply_shutdown(trace, shutdown)
     else:
         trace.meta["usage_source"] = "assistant.message outputTokens (no session.shutdown: input not recorded)"
+        trace.meta["usage_incomplete"] = "input tokens not recorded (Copilot CLI writes them at session.shutdown)"
     if result.lines:
         result.traces.append(finish_trace(trace))
     return result

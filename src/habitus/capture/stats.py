@@ -65,6 +65,7 @@ def trace_stats(trace: Trace) -> dict[str, Any]:
         "cost": priced["cost"],
         "cost_by_model": priced["by_model"],
         "unpriced": priced["unpriced"],
+        "usage_incomplete": trace.meta.get("usage_incomplete"),  # why tokens (and so cost) are a lower bound
         "tool_calls": len(calls),
         "tool_calls_by_tool": dict(by_tool.most_common()),
         "failed_tool_calls": sum(failed.values()),
@@ -95,5 +96,6 @@ def total_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
     return {"traces": len(stats), "tokens": dict(tokens), "tool_calls": sum(by_tool.values()),
             "tool_calls_by_tool": dict(by_tool.most_common()), "failed_tool_calls": failed,
             "wall_time_s": round(wall, 3), "cost": None if cost is None else round(cost, 6),
-            "unpriced": {m: dict(c) for m, c in sorted(unpriced.items())}}
+            "unpriced": {m: dict(c) for m, c in sorted(unpriced.items())},
+            "usage_incomplete_traces": sum(1 for item in stats if item.get("usage_incomplete"))}
 

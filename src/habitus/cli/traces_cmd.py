@@ -70,7 +70,8 @@ def _render_stats(data: dict[str, Any]) -> None:
         stdout.print(f"[bold]{s['id']}[/bold] ({s['agent']}, {s['outcome']})", highlight=False)
         stdout.print(f"  tokens: input {t['input']:,}  cache read {t['cache_read']:,}  cache write "
                      f"{t['cache_write']:,}  output {t['output']:,}", highlight=False)
-        stdout.print(f"  cost: {cost_line(s.get('cost'), s.get('unpriced') or {})}", highlight=False)
+        lower = f" (a lower bound: {s['usage_incomplete']})" if s.get("usage_incomplete") else ""
+        stdout.print(f"  cost: {cost_line(s.get('cost'), s.get('unpriced') or {})}{lower}", highlight=False)
         tools = ", ".join(f"{k} {v}" for k, v in s["tool_calls_by_tool"].items()) or "none"
         stdout.print(f"  tool calls: {s['tool_calls']} ({tools}); failed: {s['failed_tool_calls']}", highlight=False)
         reread = s["files_read_more_than_once"]
