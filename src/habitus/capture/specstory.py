@@ -160,8 +160,7 @@ class _Parser:
                 self.model_meta = {"model": model}
 
     def _common(self) -> dict[str, Any]:
-        return {"timestamp": self.stamp, "sidechain": self.sidechain,
-                "agent_id": "sidechain" if self.sidechain else None}
+        return {"timestamp": self.stamp, "sidechain": self.sidechain}  # the export names no subagent
 
     def _flush(self) -> None:
         text = "\n".join(self.text).strip()
@@ -188,7 +187,7 @@ class _Parser:
         fences = [(m.group(2).strip().lower(), m.group(3)) for m in _FENCE.finditer(body)]
         tool_input = _tool_input(kind, summary, body, fences)
         step = tool_step(name, tool_input, None, self.stamp, sidechain=self.sidechain,
-                         agent_id="sidechain" if self.sidechain else None, meta={"tool_type": kind, **self.model_meta})
+                         meta={"tool_type": kind, **self.model_meta})
         call = step.tool
         assert call is not None
         outputs = [content for lang, content in fences if lang.split(":")[0] in _OUTPUT_LANGS]
