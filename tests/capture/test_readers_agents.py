@@ -237,3 +237,26 @@ def test_doctor_finds_and_ingest_reads_the_new_agents_default_folders(tmp_path: 
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["files"], report["traces"], report["files_ignored"], report["errors"]) == (4, 5, 0, [])
+
+
+def test_lines_with_fields_of_the_wrong_type_are_skipped_and_counted_and_the_rest_is_read(tmp_path: Path) -> None:
+    events = copilot_events()
+    events[6]["data"]["toolRequests"] = {"not": "a list"}  # the first answer's requests: known from their runs
+    events[12]["timestamp"] = 12345
+    events[12]["data"]["outputTokens"] = "lots"
+    events.insert(3, {"type": ["session", "start"], "data": {}})
+    result = read_trace_file(write_jsonl(tmp_path / "events.jsonl", events))
+    trace = result.traces[0]
+    assert not result.errors and result.skipped_lines == 1
+    assert [c.name for c in trace.tool_calls] == ["view", "bash", "edit", "view", "bash"]
+    assert all(c.output is not None for c in trace.tool_calls)
+    answer = next(st for st in trace.steps if st.text == "The slice is one too long.")
+    assert answer.timestamp is None and answer.usage.output_tokens == 0
+    records = gemini_records()
+    records[4]["toolCalls"] = "broken"
+    records[5]["thoughts"] = [{"subject": ["x"], "description": None}]
+    records.insert(2, {"$set": {"messages": "not a list", "summary": 7}})
+    result = read_trace_file(write_jsonl(tmp_path / "session-x.jsonl", records))
+    trace = result.traces[0]
+    assert not result.errors and trace.meta.get("titles") == ["Fix the paging off-by-one"]
+    assert [c.name for c in trace.tool_calls] == ["replace", "read_file", "run_shell_command"]

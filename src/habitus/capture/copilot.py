@@ -62,40 +62,58 @@ def read_copilot(path: Path, *, start: int = 0) -> ReadResult:
     pending: dict[str, ToolCall] = {}
     shutdown: dict[str, Any] | None = None
     for line in iter_json_lines(path, result, start):
-        kind, data, stamp = line.get("type"), line.get("data"), line.get("timestamp")
+        kind, data = line.get("type"), line.get("data")
         if not isinstance(data, dict) or not isinstance(kind, str):
             result.skipped_lines += 1
-            result.unknown_types[f"copilot:{kind}"] += 1
+            result.unknown_types[f"copilot:{kind if isinstance(kind, str) else '<no type>'}"] += 1
             continue
-        if kind == "session.start" or kind == "session.resume":
-            _session_start(trace, data)
-        elif kind == "user.message":
-            text = block_text(data.get("content"))
-            if text.strip():
-                trace.steps.append(Step(kind=StepKind.USER, text=text, timestamp=stamp))
-        elif kind == "assistant.message":
-            _assistant_message(trace, data, stamp, pending)
-        elif kind == "tool.execution_start":
-            _execution_start(trace, data, stamp, pending)
-        elif kind == "tool.execution_complete":
-            _execution_complete(trace, data, stamp, pending)
-        elif kind == "session.shutdown":
-            shutdown = data
-        elif kind == "abort":
-            reason = data.get("reason") or "unknown reason"
-            trace.steps.append(Step(kind=StepKind.SYSTEM, text=f"[aborted: {reason}]", timestamp=stamp,
-                                    meta={"event": "abort"}))
-        elif kind not in _IGNORED:
-            result.unknown_types[f"copilot:{kind}"] += 1
-    trace.model = trace.model or trace.meta.get("selected_model")  # no answer read: the model it was set to
+        stamp = line.get("timestamp") if isinstance(line.get("timestamp"), str) else None
+        try:  # one line with fields of unexpected types is skipped and counted; the read goes on
+            if kind == "session.shutdown":
+                shutdown = data
+            else:
+                _read_event(trace, kind, data, stamp, pending, result)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            result.skipped_lines += 1
+            result.unknown_types[f"copilot:<unreadable line: {type(exc).__name__}>"] += 1
     if shutdown is not None:
-        _apply_shutdown(trace, shutdown)
-    else:
+        try:
+            _apply_shutdown(trace, shutdown)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            shutdown = None
+            result.unknown_types[f"copilot:<unreadable line: {type(exc).__name__}>"] += 1
+    if shutdown is None:
         trace.meta["usage_source"] = "assistant.message outputTokens (no session.shutdown: input not recorded)"
         trace.meta["usage_incomplete"] = "input tokens not recorded (Copilot CLI writes them at session.shutdown)"
     if result.lines:
         result.traces.append(finish_trace(trace))
     return result
+
+
+def _read_event(trace: Trace, kind: str, data: dict[str, Any], stamp: str | None, pending: dict[str, ToolCall],
+                result: ReadResult) -> None:
+    if kind == "session.start" or kind == "session.resume":
+        _session_start(trace, data)
+    elif kind == "user.message":
+        text = block_text(data.get("content"))
+        if text.strip():
+            trace.steps.append(Step(kind=StepKind.USER, text=text, timestamp=stamp))
+    elif kind == "assistant.message":
+        _assistant_message(trace, data, stamp, pending)
+    elif kind == "tool.execution_start":
+        _execution_start(trace, data, stamp, pending)
+    elif kind == "tool.execution_complete":
+        _execution_complete(trace, data, stamp, pending)
+    elif kind == "abort":
+        reason = data.get("reason") if isinstance(data.get("reason"), str) else "unknown reason"
+        trace.steps.append(Step(kind=StepKind.SYSTEM, text=f"[aborted: {reason}]", timestamp=stamp,
+                                meta={"event": "abort"}))
+    elif kind not in _IGNORED:
+        result.unknown_types[f"copilot:{kind}"] += 1
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _default_id(path: Path) -> str:
@@ -104,26 +122,26 @@ def _default_id(path: Path) -> str:
 
 
 def _session_start(trace: Trace, data: dict[str, Any]) -> None:
-    if data.get("sessionId"):
-        trace.id = trace.session_id = str(data["sessionId"])
-    trace.started = trace.started or data.get("startTime")
-    if data.get("selectedModel"):
+    if _text(data.get("sessionId")):
+        trace.id = trace.session_id = data["sessionId"]
+    trace.started = trace.started or _text(data.get("startTime"))
+    if _text(data.get("selectedModel")):
         trace.meta["selected_model"] = data["selectedModel"]
     for key, meta_key in (("copilotVersion", "agent_version"), ("producer", "producer")):
-        if data.get(key):
+        if _text(data.get(key)):
             trace.meta[meta_key] = data[key]
     context = data.get("context") if isinstance(data.get("context"), dict) else {}
-    trace.cwd = trace.cwd or context.get("cwd")
-    trace.git_branch = context.get("branch") or trace.git_branch
-    head = context.get("headCommit")
-    if isinstance(head, str) and head and head not in trace.git_commits:
+    trace.cwd = trace.cwd or _text(context.get("cwd"))
+    trace.git_branch = _text(context.get("branch")) or trace.git_branch
+    head = _text(context.get("headCommit"))
+    if head and head not in trace.git_commits:
         trace.git_commits.append(head)
-    if context.get("repository"):
+    if _text(context.get("repository")):
         trace.meta["repository"] = context["repository"]
 
 
 def _assistant_message(trace: Trace, data: dict[str, Any], stamp: str | None, pending: dict[str, ToolCall]) -> None:
-    model = data.get("model")
+    model = _text(data.get("model"))
     if model and not trace.model:
         trace.model = model
     meta = {"model": model} if model and model != trace.model else {}
@@ -137,39 +155,40 @@ def _assistant_message(trace: Trace, data: dict[str, Any], stamp: str | None, pe
         step = Step(kind=StepKind.ASSISTANT, text=text, timestamp=stamp, meta=dict(meta))
         trace.steps.append(step)
         first = first or step
-    for request in data.get("toolRequests") or []:
+    requests = data.get("toolRequests") if isinstance(data.get("toolRequests"), list) else []
+    for request in requests:
         if not isinstance(request, dict):
             continue
-        call_id = request.get("toolCallId")
+        call_id = _text(request.get("toolCallId"))
         arguments = request.get("arguments") if isinstance(request.get("arguments"), dict) else {}
-        step = tool_step(str(request.get("name") or "?"), arguments, call_id, stamp, meta=dict(meta))
+        step = tool_step(_text(request.get("name")) or "?", arguments, call_id, stamp, meta=dict(meta))
         trace.steps.append(step)
         first = first or step
         if call_id:
             pending[str(call_id)] = step.tool  # type: ignore[assignment]
     if first is not None and data.get("outputTokens") is not None:
-        first.usage = Usage(output_tokens=as_int(data.get("outputTokens")))
-        if data.get("messageId"):
+        first.usage = Usage(output_tokens=max(as_int(data.get("outputTokens")), 0))
+        if _text(data.get("messageId")):
             first.meta["message_id"] = data["messageId"]
 
 
 def _execution_start(trace: Trace, data: dict[str, Any], stamp: str | None, pending: dict[str, ToolCall]) -> None:
     """A tool run the model did not request in a message read here (a subagent's, or a resumed session's)."""
-    call_id = data.get("toolCallId")
-    if not call_id or str(call_id) in pending:
+    call_id = _text(data.get("toolCallId"))
+    if not call_id or call_id in pending:
         return
     arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
-    parent = data.get("parentToolCallId")
-    step = tool_step(str(data.get("toolName") or "?"), arguments, call_id, stamp, sidechain=bool(parent),
-                     agent_id=str(parent) if parent else None)
+    parent = _text(data.get("parentToolCallId"))
+    step = tool_step(_text(data.get("toolName")) or "?", arguments, call_id, stamp, sidechain=bool(parent),
+                     agent_id=parent)
     trace.steps.append(step)
     pending[str(call_id)] = step.tool  # type: ignore[assignment]
 
 
 def _execution_complete(trace: Trace, data: dict[str, Any], stamp: str | None,
                         pending: dict[str, ToolCall]) -> None:
-    call_id = data.get("toolCallId")
-    call = pending.pop(str(call_id), None) if call_id else None
+    call_id = _text(data.get("toolCallId"))
+    call = pending.pop(call_id, None) if call_id else None
     if call is None:
         step = tool_step("", {}, call_id, stamp, meta={"orphan_result": True})
         trace.steps.append(step)
@@ -199,8 +218,8 @@ def _apply_shutdown(trace: Trace, data: dict[str, Any]) -> None:
                       cache_write_tokens=as_int(raw.get("cacheWriteTokens")),
                       output_tokens=as_int(raw.get("outputTokens")))
         requests = entry.get("requests") if isinstance(entry.get("requests"), dict) else {}
-        by_model[str(model)] = {**{k: v for k, v in usage.to_dict().items() if k != "cost"},
-                                "requests": as_int(requests.get("count"))}
+        by_model[str(model)] = {**{k: max(v, 0) for k, v in usage.to_dict().items() if k != "cost"},
+                                "requests": max(as_int(requests.get("count")), 0)}
         total.add(usage)
     trace.usage = total
     trace.meta["usage_by_model"] = by_model
@@ -208,5 +227,5 @@ def _apply_shutdown(trace: Trace, data: dict[str, Any]) -> None:
     changes = data.get("codeChanges")
     if isinstance(changes, dict) and changes.get("filesModified"):
         trace.meta["files_modified"] = [str(f) for f in changes["filesModified"]]
-    if data.get("currentModel"):
+    if _text(data.get("currentModel")):
         trace.meta["final_model"] = data["currentModel"]

@@ -58,16 +58,20 @@ def read_gemini(path: Path) -> ReadResult:
     """Read one Gemini CLI session recording (JSONL or the older single JSON document) into one trace."""
     result = ReadResult(format="gemini")
     metadata, messages = _load_jsonl(path, result)
-    if not metadata:  # the older layout: one JSON document
+    if not _has_session(metadata):  # the older layout: one JSON document
         metadata, messages = _load_document(path, result)
-    if not metadata:
+    if not _has_session(metadata):
         result.errors.append({"path": str(path), "message": "no Gemini CLI session metadata (sessionId, projectHash)"})
         return result
     trace = _new_trace(path, metadata)
     for message in messages:
-        _read_message(trace, message, result)
-    if metadata.get("summary"):
-        trace.meta["titles"] = [str(metadata["summary"])]
+        try:  # one message with fields of unexpected types is skipped and counted; the read goes on
+            _read_message(trace, message, result)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            result.skipped_lines += 1
+            result.unknown_types[f"gemini:<unreadable line: {type(exc).__name__}>"] += 1
+    if isinstance(metadata.get("summary"), str) and metadata["summary"]:
+        trace.meta["titles"] = [metadata["summary"]]
     finish_trace(trace)
     if isinstance(metadata.get("lastUpdated"), str):
         trace.ended = max(filter(None, [trace.ended, metadata["lastUpdated"]]))
@@ -75,10 +79,16 @@ def read_gemini(path: Path) -> ReadResult:
     return result
 
 
+def _has_session(metadata: dict[str, Any]) -> bool:
+    return isinstance(metadata.get("sessionId"), str) and bool(metadata["sessionId"])
+
+
 def _load_jsonl(path: Path, result: ReadResult) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     metadata: dict[str, Any] = {}
     messages: dict[str, dict[str, Any]] = {}  # insertion order is the conversation order
     for record in iter_json_lines(path, result):
+        if isinstance(record.get("$set"), dict) and not isinstance(record["$set"].get("messages", []), list):
+            record["$set"].pop("messages")  # not a message list: only the metadata part is kept
         if isinstance(record.get("$rewindTo"), str):
             ids = list(messages)
             cut = ids.index(record["$rewindTo"]) if record["$rewindTo"] in ids else 0
@@ -122,7 +132,9 @@ def _new_trace(path: Path, metadata: dict[str, Any]) -> Trace:
     session = str(metadata["sessionId"])
     trace = Trace(id=session, source_format="gemini", agent="gemini-cli", session_id=session, source_path=str(path))
     trace.started = metadata.get("startTime") if isinstance(metadata.get("startTime"), str) else None
-    trace.meta["project_hash"] = metadata["projectHash"]
+    trace.meta["project_hash"] = str(metadata["projectHash"])
+    if not isinstance(trace.started, str):
+        trace.started = None
     if metadata.get("kind") == "subagent" and path.parent.name != "chats":
         trace.meta["parent_session"] = path.parent.name
         trace.id = f"{path.parent.name}:{session}"
@@ -163,13 +175,13 @@ def _read_message(trace: Trace, message: dict[str, Any], result: ReadResult) -> 
 
 
 def _read_model_message(trace: Trace, message: dict[str, Any], text: str, stamp: str | None) -> None:
-    model = message.get("model") if isinstance(message.get("model"), str) else None
+    model = message.get("model") if isinstance(message.get("model"), str) and message["model"] else None
     if model and not trace.model:
         trace.model = model
     meta = {"model": model} if model and model != trace.model else {}
     first: Step | None = None
-    thoughts = [t for t in message.get("thoughts") or [] if isinstance(t, dict)]
-    thinking = "\n".join(f"{t.get('subject') or ''}: {t.get('description') or ''}".strip(": ") for t in thoughts)
+    thoughts = [t for t in _list(message.get("thoughts")) if isinstance(t, dict)]
+    thinking = "\n".join(f"{_str(t.get('subject'))}: {_str(t.get('description'))}".strip(": ") for t in thoughts)
     if thinking.strip():
         first = Step(kind=StepKind.ASSISTANT, text=thinking, timestamp=stamp, meta={"thinking": True, **meta})
         trace.steps.append(first)
@@ -177,7 +189,7 @@ def _read_model_message(trace: Trace, message: dict[str, Any], text: str, stamp:
         step = Step(kind=StepKind.ASSISTANT, text=text, timestamp=stamp, meta=dict(meta))
         trace.steps.append(step)
         first = first or step
-    for record in message.get("toolCalls") or []:
+    for record in _list(message.get("toolCalls")):
         if isinstance(record, dict):
             step = _tool_call(record, stamp, meta)
             trace.steps.append(step)
@@ -185,13 +197,14 @@ def _read_model_message(trace: Trace, message: dict[str, Any], text: str, stamp:
     usage = usage_from_gemini(message.get("tokens"))
     if usage is not None and first is not None:
         first.usage = usage
-        first.meta["message_id"] = message.get("id")
+        first.meta["message_id"] = _str(message.get("id"))
 
 
 def _tool_call(record: dict[str, Any], stamp: str | None, meta: dict[str, Any]) -> Step:
     args = record.get("args") if isinstance(record.get("args"), dict) else {}
-    name = str(record.get("name") or "?")
-    step = tool_step(name, args, record.get("id"), record.get("timestamp") or stamp, meta=dict(meta))
+    name = _str(record.get("name")) or "?"
+    step = tool_step(name, args, _str(record.get("id")) or None, _str(record.get("timestamp")) or stamp,
+                     meta=dict(meta))
     call = step.tool
     assert call is not None
     status = record.get("status")
@@ -200,8 +213,8 @@ def _tool_call(record: dict[str, Any], stamp: str | None, meta: dict[str, Any]) 
         return step
     make_tool_output(call, _call_output(record))
     call.is_error = status in _FAILED
-    if record.get("agentId"):
-        call.subagent = str(record["agentId"])
+    if _str(record.get("agentId")):
+        call.subagent = record["agentId"]
     if name == SHELL_TOOL:
         codes = _EXIT_CODE.findall(call.output or "")
         call.exit_code = int(codes[-1]) if codes else (1 if call.is_error else 0)
@@ -212,8 +225,9 @@ def _tool_call(record: dict[str, Any], stamp: str | None, meta: dict[str, Any]) 
 
 
 def _call_output(record: dict[str, Any]) -> str:
-    for part in record.get("result") or []:
-        response = part.get("functionResponse", {}).get("response") if isinstance(part, dict) else None
+    for part in _list(record.get("result")):
+        function_response = part.get("functionResponse") if isinstance(part, dict) else None
+        response = function_response.get("response") if isinstance(function_response, dict) else None
         if isinstance(response, dict):
             value = response.get("output", response.get("error"))
             if value is not None:
@@ -225,6 +239,14 @@ def _call_output(record: dict[str, Any]) -> str:
     if isinstance(display, dict):
         return str(display.get("fileDiff") or json.dumps(display))
     return ""
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def parts_text(content: Any) -> str:
