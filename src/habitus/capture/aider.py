@@ -31,9 +31,11 @@ import re
 from pathlib import Path
 
 from habitus.capture.common import ReadResult, finish_trace, make_tool_output, tool_step
+from habitus.capture.guard import read_bounded
 from habitus.core import Step, StepKind, Trace, Usage
 
 HISTORY_NAME = ".aider.chat.history.md"
+HISTORY_LIMIT = 256 << 20  # the history is read whole; a larger file is refused with the reason
 SESSION_START = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})\s*$")
 _APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")
 _RUNNING = re.compile(r"^Running (.+?)\s*$")
@@ -59,7 +61,7 @@ def looks_like_aider(text: str) -> bool:
 def read_aider(path: Path) -> ReadResult:
     """Read an aider chat history: one trace per `# aider chat started at` session."""
     result = ReadResult(format="aider")
-    data = path.read_bytes()
+    data = read_bounded(path, HISTORY_LIMIT)
     result.offset, result.lines = len(data), data.count(b"\n")
     lines = data.decode("utf-8", errors="replace").splitlines()
     key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]

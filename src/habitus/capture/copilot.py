@@ -35,6 +35,7 @@ from habitus.capture.common import (
     make_tool_output,
     tool_step,
 )
+from habitus.capture.guard import LineGuard, ident, text_or_none
 from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 from habitus.core.tools import SHELL_TOOLS
 
@@ -61,28 +62,24 @@ def read_copilot(path: Path, *, start: int = 0) -> ReadResult:
     trace.session_id = trace.id
     pending: dict[str, ToolCall] = {}
     shutdown: dict[str, Any] | None = None
+    guard = LineGuard(result, "copilot")  # a line with fields of unexpected types is skipped and counted
     for line in iter_json_lines(path, result, start):
-        kind, data = line.get("type"), line.get("data")
-        if not isinstance(data, dict) or not isinstance(kind, str):
+        kind, data = text_or_none(line.get("type")), line.get("data")
+        if not isinstance(data, dict) or kind is None:
             result.skipped_lines += 1
-            result.unknown_types[f"copilot:{kind if isinstance(kind, str) else '<no type>'}"] += 1
+            result.unknown_types[f"copilot:{kind[:60] if kind else '<type not text>'}"] += 1
             continue
-        stamp = line.get("timestamp") if isinstance(line.get("timestamp"), str) else None
-        try:  # one line with fields of unexpected types is skipped and counted; the read goes on
+        with guard:
             if kind == "session.shutdown":
                 shutdown = data
             else:
-                _read_event(trace, kind, data, stamp, pending, result)
-        except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            result.skipped_lines += 1
-            result.unknown_types[f"copilot:<unreadable line: {type(exc).__name__}>"] += 1
+                _read_event(trace, kind, data, text_or_none(line.get("timestamp")), pending, result)
+    applied = False
     if shutdown is not None:
-        try:
+        with guard:
             _apply_shutdown(trace, shutdown)
-        except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            shutdown = None
-            result.unknown_types[f"copilot:<unreadable line: {type(exc).__name__}>"] += 1
-    if shutdown is None:
+            applied = True
+    if not applied:
         trace.meta["usage_source"] = "assistant.message outputTokens (no session.shutdown: input not recorded)"
         trace.meta["usage_incomplete"] = "input tokens not recorded (Copilot CLI writes them at session.shutdown)"
     if result.lines:
@@ -105,15 +102,11 @@ def _read_event(trace: Trace, kind: str, data: dict[str, Any], stamp: str | None
     elif kind == "tool.execution_complete":
         _execution_complete(trace, data, stamp, pending)
     elif kind == "abort":
-        reason = data.get("reason") if isinstance(data.get("reason"), str) else "unknown reason"
+        reason = text_or_none(data.get("reason")) or "unknown reason"
         trace.steps.append(Step(kind=StepKind.SYSTEM, text=f"[aborted: {reason}]", timestamp=stamp,
                                 meta={"event": "abort"}))
     elif kind not in _IGNORED:
-        result.unknown_types[f"copilot:{kind}"] += 1
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+        result.unknown_types[f"copilot:{kind[:60]}"] += 1
 
 
 def _default_id(path: Path) -> str:
@@ -122,26 +115,26 @@ def _default_id(path: Path) -> str:
 
 
 def _session_start(trace: Trace, data: dict[str, Any]) -> None:
-    if _text(data.get("sessionId")):
+    if ident(data.get("sessionId")):
         trace.id = trace.session_id = data["sessionId"]
-    trace.started = trace.started or _text(data.get("startTime"))
-    if _text(data.get("selectedModel")):
+    trace.started = trace.started or text_or_none(data.get("startTime"))
+    if text_or_none(data.get("selectedModel")):
         trace.meta["selected_model"] = data["selectedModel"]
     for key, meta_key in (("copilotVersion", "agent_version"), ("producer", "producer")):
-        if _text(data.get(key)):
+        if text_or_none(data.get(key)):
             trace.meta[meta_key] = data[key]
     context = data.get("context") if isinstance(data.get("context"), dict) else {}
-    trace.cwd = trace.cwd or _text(context.get("cwd"))
-    trace.git_branch = _text(context.get("branch")) or trace.git_branch
-    head = _text(context.get("headCommit"))
+    trace.cwd = trace.cwd or text_or_none(context.get("cwd"))
+    trace.git_branch = text_or_none(context.get("branch")) or trace.git_branch
+    head = text_or_none(context.get("headCommit"))
     if head and head not in trace.git_commits:
         trace.git_commits.append(head)
-    if _text(context.get("repository")):
+    if text_or_none(context.get("repository")):
         trace.meta["repository"] = context["repository"]
 
 
 def _assistant_message(trace: Trace, data: dict[str, Any], stamp: str | None, pending: dict[str, ToolCall]) -> None:
-    model = _text(data.get("model"))
+    model = text_or_none(data.get("model"))
     if model and not trace.model:
         trace.model = model
     meta = {"model": model} if model and model != trace.model else {}
@@ -159,27 +152,27 @@ def _assistant_message(trace: Trace, data: dict[str, Any], stamp: str | None, pe
     for request in requests:
         if not isinstance(request, dict):
             continue
-        call_id = _text(request.get("toolCallId"))
+        call_id = ident(request.get("toolCallId"))
         arguments = request.get("arguments") if isinstance(request.get("arguments"), dict) else {}
-        step = tool_step(_text(request.get("name")) or "?", arguments, call_id, stamp, meta=dict(meta))
+        step = tool_step(text_or_none(request.get("name")) or "?", arguments, call_id, stamp, meta=dict(meta))
         trace.steps.append(step)
         first = first or step
         if call_id:
             pending[str(call_id)] = step.tool  # type: ignore[assignment]
     if first is not None and data.get("outputTokens") is not None:
         first.usage = Usage(output_tokens=max(as_int(data.get("outputTokens")), 0))
-        if _text(data.get("messageId")):
+        if text_or_none(data.get("messageId")):
             first.meta["message_id"] = data["messageId"]
 
 
 def _execution_start(trace: Trace, data: dict[str, Any], stamp: str | None, pending: dict[str, ToolCall]) -> None:
     """A tool run the model did not request in a message read here (a subagent's, or a resumed session's)."""
-    call_id = _text(data.get("toolCallId"))
+    call_id = ident(data.get("toolCallId"))
     if not call_id or call_id in pending:
         return
     arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
-    parent = _text(data.get("parentToolCallId"))
-    step = tool_step(_text(data.get("toolName")) or "?", arguments, call_id, stamp, sidechain=bool(parent),
+    parent = ident(data.get("parentToolCallId"))
+    step = tool_step(text_or_none(data.get("toolName")) or "?", arguments, call_id, stamp, sidechain=bool(parent),
                      agent_id=parent)
     trace.steps.append(step)
     pending[str(call_id)] = step.tool  # type: ignore[assignment]
@@ -187,7 +180,7 @@ def _execution_start(trace: Trace, data: dict[str, Any], stamp: str | None, pend
 
 def _execution_complete(trace: Trace, data: dict[str, Any], stamp: str | None,
                         pending: dict[str, ToolCall]) -> None:
-    call_id = _text(data.get("toolCallId"))
+    call_id = ident(data.get("toolCallId"))
     call = pending.pop(call_id, None) if call_id else None
     if call is None:
         step = tool_step("", {}, call_id, stamp, meta={"orphan_result": True})
@@ -227,5 +220,5 @@ def _apply_shutdown(trace: Trace, data: dict[str, Any]) -> None:
     changes = data.get("codeChanges")
     if isinstance(changes, dict) and changes.get("filesModified"):
         trace.meta["files_modified"] = [str(f) for f in changes["filesModified"]]
-    if _text(data.get("currentModel")):
+    if text_or_none(data.get("currentModel")):
         trace.meta["final_model"] = data["currentModel"]

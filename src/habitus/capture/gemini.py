@@ -40,6 +40,7 @@ from habitus.capture.common import (
     make_tool_output,
     tool_step,
 )
+from habitus.capture.guard import LineGuard, ident, load_json, read_bounded, text_or_none
 from habitus.core import Step, StepKind, Trace, Usage
 
 SHELL_TOOL = "run_shell_command"
@@ -47,6 +48,7 @@ _FAILED = frozenset({"error", "cancelled"})
 _DONE = frozenset({"success", "error", "cancelled"})
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
 _SYSTEM_TYPES = frozenset({"info", "warning", "error"})
+DOCUMENT_LIMIT = 256 << 20  # an older single-document recording is read whole; a larger one is refused
 
 
 def looks_like_gemini_record(line: dict[str, Any]) -> bool:
@@ -64,12 +66,10 @@ def read_gemini(path: Path) -> ReadResult:
         result.errors.append({"path": str(path), "message": "no Gemini CLI session metadata (sessionId, projectHash)"})
         return result
     trace = _new_trace(path, metadata)
+    guard = LineGuard(result, "gemini")  # a message with fields of unexpected types is skipped and counted
     for message in messages:
-        try:  # one message with fields of unexpected types is skipped and counted; the read goes on
+        with guard:
             _read_message(trace, message, result)
-        except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            result.skipped_lines += 1
-            result.unknown_types[f"gemini:<unreadable line: {type(exc).__name__}>"] += 1
     if isinstance(metadata.get("summary"), str) and metadata["summary"]:
         trace.meta["titles"] = [metadata["summary"]]
     finish_trace(trace)
@@ -115,7 +115,7 @@ def _load_jsonl(path: Path, result: ReadResult) -> tuple[dict[str, Any], list[di
 
 def _load_document(path: Path, result: ReadResult) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     try:
-        data = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+        data = load_json(read_bounded(path, DOCUMENT_LIMIT).decode("utf-8", errors="replace"))
     except ValueError:
         return {}, []
     if not isinstance(data, dict) or not looks_like_gemini_record(data):
@@ -129,12 +129,10 @@ def _load_document(path: Path, result: ReadResult) -> tuple[dict[str, Any], list
 
 
 def _new_trace(path: Path, metadata: dict[str, Any]) -> Trace:
-    session = str(metadata["sessionId"])
+    session = ident(metadata["sessionId"]) or path.stem
     trace = Trace(id=session, source_format="gemini", agent="gemini-cli", session_id=session, source_path=str(path))
-    trace.started = metadata.get("startTime") if isinstance(metadata.get("startTime"), str) else None
+    trace.started = text_or_none(metadata.get("startTime"))
     trace.meta["project_hash"] = str(metadata["projectHash"])
-    if not isinstance(trace.started, str):
-        trace.started = None
     if metadata.get("kind") == "subagent" and path.parent.name != "chats":
         trace.meta["parent_session"] = path.parent.name
         trace.id = f"{path.parent.name}:{session}"
