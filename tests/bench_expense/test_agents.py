@@ -149,3 +149,12 @@ def test_a_summary_message_counts_as_visible_history() -> None:
     msgs.append({"role": "user", "content": summary})
     name, args = decide(msgs)
     assert (name, args["amount"]) == ("add_itemization_line", "4.50")
+
+
+def test_an_episode_on_a_model_without_a_price_has_no_cost_and_is_counted_as_unpriced() -> None:
+    priced = run_episode(TASKS[0], OracleAgent(), CONFIGS["C2"], "slim")
+    unpriced = run_episode(TASKS[0], OracleAgent(), CONFIGS["C2"], "slim", price_model="model-without-a-price")
+    assert priced.cost is not None and priced.cost > 0
+    assert unpriced.cost is None and unpriced.agent_usage.total_tokens == priced.agent_usage.total_tokens
+    agg = aggregate([priced, unpriced])
+    assert agg["cost"] == pytest.approx(priced.cost) and agg["unpriced_episodes"] == 1

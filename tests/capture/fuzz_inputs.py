@@ -218,7 +218,7 @@ def _replace_at(obj: Any, path: tuple[Any, ...], literal: str, indent: int | Non
 def _json_units(seed: Seed) -> tuple[list[Any], str] | None:
     """The seed's JSON values (one per line, or the documents of a pretty-printed file) and how they are joined."""
     text = seed.data.decode()
-    if seed.fmt == "transcript":
+    if seed.fmt == "transcript" or seed.filename.endswith(".md"):  # text formats: damaged as text only
         return None
     if seed.filename.endswith(".json"):  # pretty-printed documents, one after another
         decoder, pos, values = json.JSONDecoder(), 0, []
@@ -233,11 +233,12 @@ def _json_units(seed: Seed) -> tuple[list[Any], str] | None:
     return [json.loads(line) for line in text.splitlines() if line.strip()], "lines"
 
 
-def damaged_inputs(seed_value: int = 20260301, *, type_variants: int = 499, huge_mb: int = 3) -> list[Damaged]:
-    """Every damaged input, deterministically from `seed_value` (5,089 with the defaults)."""
+def damaged_inputs(seed_value: int = 20260301, *, type_variants: int = 499, huge_mb: int = 3,
+                   seed_list: list[Seed] | None = None) -> list[Damaged]:
+    """Every damaged input, deterministically from `seed_value` (5,089 with the defaults and `seeds()`)."""
     rng = random.Random(seed_value)
     out: list[Damaged] = [Damaged("fifo/named-pipe/0", "claude", "pipe.jsonl", b"", fifo=True)]
-    for seed in seeds():
+    for seed in seeds() if seed_list is None else seed_list:
         data = seed.data
 
         def add(kind: str, new: bytes, seed: Seed = seed) -> None:

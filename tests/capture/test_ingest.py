@@ -244,11 +244,14 @@ def test_ingest_without_paths_discovers_the_agents_folders(tmp_path: Path, habit
     s.user("hello")
     s.write(claude_home / "projects" / "-work-repo" / "found-claude.jsonl")
     write_jsonl(codex_home / "sessions" / "2026" / "01" / "01" / "rollout-a.jsonl", codex_lines())
-    env = {**os.environ, "HABITUS_HOME": str(habitus_home), "CLAUDE_CONFIG_DIR": str(claude_home),
-           "CODEX_HOME": str(codex_home)}
-    report = json.loads(_run(["ingest", "--json", "-q"], env).stdout)
+    homes = {"CLAUDE_CONFIG_DIR": str(claude_home), "CODEX_HOME": str(codex_home),
+             "COPILOT_HOME": str(tmp_path / "none"), "GEMINI_CLI_HOME": str(tmp_path / "none")}
+    env = {**os.environ, "HABITUS_HOME": str(habitus_home), **homes}
+    report = json.loads(_run(["ingest", "--json", "-q"], env, cwd=tmp_path).stdout)
     assert report["traces"] == 2 and report["files"] == 2
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_home))
-    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    for name, value in homes.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
     doctor = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).stdout)
-    assert [(loc["agent"], loc["files"]) for loc in doctor["trace_locations"]] == [("claude-code", 1), ("codex", 1)]
+    assert [(loc["agent"], loc["files"]) for loc in doctor["trace_locations"]] == [
+        ("claude-code", 1), ("codex", 1), ("copilot-cli", 0), ("gemini-cli", 0), ("specstory", 0), ("aider", 0)]

@@ -18,6 +18,8 @@ def _claude_facts(path: Path) -> dict[str, int]:
     usage_by_message: dict[str, dict] = {}
     for raw in path.read_text(encoding="utf-8").splitlines():
         line = json.loads(raw)
+        if line.get("type") == "progress" and line["data"].get("type") == "agent_progress":
+            line = line["data"]["message"]  # Claude Code 2.1 carries a subagent's messages in progress lines
         message = line.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), list):
             if isinstance(message, dict) and message.get("usage") and line.get("type") == "assistant":

@@ -16,7 +16,6 @@ from habitus.llm.pricing import all_prices, cost_of, get_price, normalize_model_
         ("gpt-4o", "gpt-4o"),
         ("gpt-4o-2024-08-06", "gpt-4o"),
         ("openai/gpt-4o-mini", "gpt-4o-mini"),
-        ("gpt-4o-mini-search-preview", "gpt-4o-mini"),
         ("gpt-4.1-2025-04-14", "gpt-4.1"),
         ("gpt-5.1-codex-mini", "gpt-5.1-codex-mini"),
         ("o3-mini-2025-01-31", "o3-mini"),
@@ -29,6 +28,16 @@ from habitus.llm.pricing import all_prices, cost_of, get_price, normalize_model_
         ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
         ("llama3.1:8b", "llama3"),
         ("qwen2.5-coder:32b", "qwen2.5"),
+        ("claude-opus-4-6", "claude-opus-4-6"),
+        ("claude-opus-4-6[1m]", "claude-opus-4-6"),
+        ("claude-opus-4.8", "claude-opus-4-8"),
+        ("claude-sonnet-4.6", "claude-sonnet-4-6"),
+        ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
+        ("claude-sonnet-5-5", "claude-sonnet-5-5"),
+        ("gpt-5.3-codex", "gpt-5.3-codex"),
+        ("gpt-5.1-codex-max", "gpt-5.1"),
+        ("openai/gpt-5.4-mini", "gpt-5.4-mini"),
+        ("gemini-3.1-pro-preview", "gemini-3.1-pro"),
     ],
 )
 def test_get_price_matches_model_name_variants(name: str, expected: str) -> None:
@@ -37,9 +46,17 @@ def test_get_price_matches_model_name_variants(name: str, expected: str) -> None
     assert price.model == expected
 
 
-@pytest.mark.parametrize("name", ["gpt-4", "totally-unknown-model", "", "deepseek-v3"])
-def test_get_price_returns_none_for_unknown_models(name: str) -> None:
+@pytest.mark.parametrize("name", ["gpt-4", "totally-unknown-model", "", "deepseek-v3", "gpt-4o-mini-search-preview",
+                                  "claude-opus-4-9", "claude-sonnet-4-7-20270101", "gpt-5.9", "gpt-5.3-codex-spark",
+                                  "claude-haiku-5-5"])
+def test_a_model_not_in_the_table_has_no_price_rather_than_the_price_of_a_name_it_starts_with(name: str) -> None:
     assert get_price(name) is None
+
+
+def test_claude_opus_4_6_costs_its_own_price_not_opus_4s() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    assert cost_of(usage, "claude-opus-4-6") == pytest.approx(5 + 25)  # Opus 4 would be 15 + 75
+    assert cost_of(usage, "claude-opus-4-20250514") == pytest.approx(15 + 75)
 
 
 def test_normalize_model_name_strips_prefix_date_and_tag() -> None:
@@ -49,13 +66,15 @@ def test_normalize_model_name_strips_prefix_date_and_tag() -> None:
 
 def test_every_entry_has_date_provider_and_nonnegative_prices() -> None:
     prices = all_prices()
-    assert len(prices) >= 30
+    assert len(prices) >= 50
     for p in prices:
-        assert p.taken and p.provider in {"openai", "anthropic", "local"}
+        assert p.taken and p.provider in {"openai", "anthropic", "google", "local"}
         assert min(p.input, p.cached_input, p.cache_write, p.output) >= 0
         if p.provider == "anthropic":
             assert p.cache_write_1h is not None and p.cache_write_1h > p.cache_write > p.input > p.cached_input
-            assert p.cache_min_tokens in (1024, 2048, 4096)
+            assert p.cache_min_tokens in (512, 1024, 2048, 4096)
+        if p.taken == "2026-12-01":
+            assert p.source and "http" in p.source, p.model  # every price checked today says where from
 
 
 def test_cost_of_adds_each_token_class_at_its_rate() -> None:

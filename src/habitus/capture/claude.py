@@ -1,7 +1,8 @@
 """Reader for Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
 
 One file is one trace. Sidechain lines (subagents run through `Task`/`Agent`) stay in the trace,
-marked `sidechain` with their agent id; subagent files of their own (`<session>/subagents/agent-*.jsonl`
+marked `sidechain` with their agent id, and so do the subagent messages Claude Code 2.1 writes
+inside `progress` lines (`data.type: agent_progress`); subagent files of their own (`<session>/subagents/agent-*.jsonl`
 and the older sibling `agent-*.jsonl`) become traces of their own whose `meta.parent_session` names
 the session that launched them. Assistant lines that share `message.id` are parts of one API
 response: its usage is counted once (from the last line, which carries the final output count)
@@ -78,6 +79,7 @@ def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = N
             if trace is None:
                 trace = _new_trace(path, line)
                 trace.cwd = text_or_none((resume or {}).get("cwd"))
+                trace.model = text_or_none((resume or {}).get("model"))
                 trace.meta.update((resume or {}).get("meta") or {})
                 named = ident(line.get("sessionId")) is not None
             elif not named and ident(line.get("sessionId")):
@@ -85,6 +87,8 @@ def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = N
                 named = True
             if kind in ("user", "assistant"):
                 _read_message(trace, state, line, result)
+            elif kind == "progress" and (subagent := subagent_message(line)) is not None:
+                _read_message(trace, state, subagent, result)
             elif kind == "summary":
                 summary = text_or_none(line.get("summary"))
                 if summary:
@@ -111,8 +115,22 @@ def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = N
         held = trace.meta  # nothing to store yet: keep what was learnt (titles) for the next read
     chains = [(uuid, root) for uuid, root in state.chain_root.items() if uuid in state.sidechain]
     result.resume = {"chain_root": dict(chains[-RESUME_CHAINS:]), "cwd": trace.cwd if trace else None,
-                     "meta": held}
+                     "model": trace.model if trace else None, "meta": held}
     return result
+
+
+def subagent_message(line: dict[str, Any]) -> dict[str, Any] | None:
+    """The subagent line an `agent_progress` line carries (Claude Code 2.1 keeps a Task's subagent
+    messages in the session file only this way), as a sidechain line of that agent; else None."""
+    data = line.get("data")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress":
+        return None
+    message = data.get("message")
+    if not isinstance(message, dict) or message.get("type") not in ("user", "assistant"):
+        return None
+    return {**message, "isSidechain": True,
+            "agentId": ident(data.get("agentId")) or ident(line.get("parentToolUseID")),
+            "cwd": text_or_none(message.get("cwd")) or text_or_none(line.get("cwd"))}
 
 
 def _new_trace(path: Path, line: dict[str, Any]) -> Trace:
@@ -215,6 +233,8 @@ def _read_message(trace: Trace, state: _State, line: dict[str, Any], result: Rea
             continue
         trace.steps.append(step)
         first_step = first_step or step
+    if first_step is not None and model and model != "<synthetic>" and model != trace.model:
+        first_step.meta["model"] = model  # a subagent or a /model switch: priced as what it ran on
     _attach_usage(state, line, message, first_step)
 
 

@@ -1,15 +1,24 @@
 """Reader for Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
 
-Lines are `{timestamp, type, payload}` with types `session_meta`, `turn_context`, `response_item`
-(message, reasoning, function_call / function_call_output, custom_tool_call such as apply_patch,
-local_shell_call, web_search_call) and `event_msg`. `token_count` events are cumulative: the
+Lines are `{timestamp, type, payload}` with types `session_meta`, `turn_context` (the model per
+turn), `response_item` and `event_msg`. Response items: message, reasoning, `function_call`
+(`exec_command` / `write_stdin`, `shell_command`, `shell`, MCP and other tools) and
+`function_call_output`, `custom_tool_call` (apply_patch) and `custom_tool_call_output`,
+`local_shell_call`, `web_search_call` and `image_generation_call` (run on the server: call and
+result in one item), `tool_search_call` / `tool_search_output`; compaction items hold only
+encrypted state. Exit codes come from an output's header (`Process exited with code N`,
+`Exit code: N`, or JSON `metadata.exit_code`), never from the command's own text; an
+`exec_command` still running when it returned (`Process running with session ID N`) gets its exit
+code from the `write_stdin` poll that saw it exit. `token_count` events are cumulative: the
 trace's usage is the last total; each request's own figures (`last_token_usage`) go on the step
-that ended that request. Older rollouts without the `payload` wrapper are read too.
+that ended that request (with `meta.model` when the turn ran on another model than the trace's).
+Older rollouts without the `payload` wrapper are read too.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +38,27 @@ from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 
 _RESPONSE_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                              "custom_tool_call_output", "local_shell_call", "local_shell_call_output",
-                             "web_search_call", "ghost_snapshot", "compaction", "compacted"})
+                             "web_search_call", "ghost_snapshot", "compaction", "compacted", "tool_search_call",
+                             "tool_search_output", "image_generation_call", "context_compaction"})
+_CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                         "tool_search_call", "image_generation_call"})
+_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                           "tool_search_output"})
+# Items with nothing to read: encrypted compaction state, tool lists offered to the model.
+_OPAQUE_ITEMS = frozenset({"context_compaction", "compaction_trigger", "additional_tools"})
+# Header lines of an exec_command / write_stdin output (codex-rs core/src/tools/handlers/unified_exec.rs) and of
+# a shell_command / apply_patch output (`format_exec_output_for_model_freeform`, core/src/tools/mod.rs).
+_EXEC_EXITED = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.MULTILINE)
+_EXEC_RUNNING = re.compile(r"^Process running with session ID (\S+)$", re.MULTILINE)
+_EXEC_HEADER = re.compile(r"^(?:Chunk ID: .*\n)?Wall time: [^\n]*\n|^Exit code: -?\d+\nWall time: ")
 _IGNORED_EVENTS = frozenset({"agent_reasoning", "agent_message", "user_message", "task_started", "task_complete",
                              "turn_aborted", "agent_reasoning_raw_content", "exec_command_begin",
                              "exec_command_end", "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin",
                              "mcp_tool_call_end", "turn_diff", "entered_review_mode", "exited_review_mode",
                              "web_search_begin", "web_search_end", "error", "stream_error", "context_compacted",
-                             "item_completed", "undo_started", "undo_completed"})
+                             "item_completed", "undo_started", "undo_completed", "thread_rolled_back",
+                             "view_image_tool_call", "warning", "turn_started", "turn_complete",
+                             "image_generation_end", "terminal_interaction", "plan_update"})
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
                      "<user_shell_command>", "<turn_aborted>")
 
@@ -59,6 +82,8 @@ class _State:
         self.request_end: Step | None = None  # the latest model-produced step since the last token_count
         self.continuing = False  # reading appended bytes: a request may have ended before them
         self.model_steps = 0  # model-produced steps read so far
+        self.running: dict[str, ToolCall] = {}  # exec_command calls still running, by their session id
+        self.turn_model: str | None = None  # the model of the current turn (turn_context)
 
 
 def read_codex(path: Path, *, start: int = 0, resume: dict[str, Any] | None = None) -> ReadResult:
@@ -99,6 +124,7 @@ def _read_line(trace: Trace, state: _State, line: dict[str, Any], result: ReadRe
         _session_meta(trace, payload)
     elif kind == "turn_context":
         trace.model = trace.model or text_or_none(payload.get("model"))
+        state.turn_model = text_or_none(payload.get("model")) or state.turn_model
         trace.cwd = trace.cwd or text_or_none(payload.get("cwd"))
     elif kind == "response_item":
         _response_item(trace, state, payload, stamp or text_or_none(payload.get("timestamp")), result)
@@ -161,10 +187,12 @@ def _response_item(trace: Trace, state: _State, item: dict[str, Any], stamp: str
             trace.steps.append(step)
             state.request_end = step
             state.model_steps += 1
-    elif itype in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
+    elif itype in _CALL_TYPES:
         _tool_call(trace, state, item, stamp)
-    elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+    elif itype in _OUTPUT_TYPES:
         _tool_output(trace, state, item, stamp)
+    elif isinstance(itype, str) and itype in _OPAQUE_ITEMS:
+        return
     elif itype in ("compaction", "compacted"):
         text = block_text(item.get("summary") or item.get("message"))
         if text:
@@ -188,13 +216,23 @@ def _tool_call(trace: Trace, state: _State, item: dict[str, Any], stamp: str | N
         name, tool_input = text_or_none(item.get("name")) or "?", {"input": item.get("input")}
     elif itype == "local_shell_call":
         name, tool_input = "local_shell", {"command": action.get("command"), "workdir": action.get("working_directory")}
+    elif itype == "tool_search_call":
+        arguments = item.get("arguments")
+        name, tool_input = "tool_search", arguments if isinstance(arguments, dict) else parse_json_object(arguments)
+    elif itype == "image_generation_call":
+        name, tool_input = "image_generation", {"revised_prompt": text_or_none(item.get("revised_prompt"))}
     else:
         name, tool_input = "web_search", dict(action)
     step = tool_step(name, tool_input, call_id, stamp)
     trace.steps.append(step)
     state.request_end = step
     state.model_steps += 1
-    if call_id:
+    status = text_or_none(item.get("status"))
+    if itype in ("web_search_call", "image_generation_call") and status:
+        assert step.tool is not None  # these run on the server: the item is call and result at once
+        step.tool.output = status
+        step.tool.is_error = status == "failed"
+    elif call_id:
         state.pending[call_id] = step.tool  # type: ignore[assignment]
 
 
@@ -206,11 +244,19 @@ def _tool_output(trace: Trace, state: _State, item: dict[str, Any], stamp: str |
         trace.steps.append(step)
         call = step.tool
     assert call is not None
-    raw = item.get("output")
+    raw = item.get("output") if item.get("type") != "tool_search_output" else json.dumps(item.get("tools"))
     text, code, success = _decode_output(raw)
     make_tool_output(call, text)
     call.exit_code = code
     call.is_error = success is False or (code is not None and code != 0)
+    running = _EXEC_RUNNING.search(text[:400]) if text.startswith(("Chunk ID:", "Wall time:")) else None
+    if running and call.name == "exec_command":
+        state.running[running.group(1)] = call  # its exit code arrives with a later write_stdin poll
+    elif call.name == "write_stdin" and code is not None:
+        started = state.running.pop(str(call.input.get("session_id")), None)
+        if started is not None and started.exit_code is None:
+            started.exit_code = code
+            started.is_error = started.is_error or code != 0
 
 
 def _decode_output(raw: Any) -> tuple[str, int | None, bool | None]:
@@ -223,6 +269,9 @@ def _decode_output(raw: Any) -> tuple[str, int | None, bool | None]:
         raw = block_text(raw)
     text = raw if isinstance(raw, str) else json.dumps(raw)
     code: int | None = None
+    if _EXEC_HEADER.match(text):  # exec_command / write_stdin / freeform shell output: the code is in the header
+        exited = _EXEC_EXITED.search(text.split("\nOutput:\n", 1)[0])
+        return text, int(exited.group(1)) if exited else None, success
     if text.startswith("{"):
         try:
             obj = load_json(text)
@@ -255,6 +304,8 @@ def _token_count(trace: Trace, state: _State, payload: dict[str, Any]) -> None:
     if last is not None and state.request_end is not None and state.request_end.usage is None:
         state.request_end.usage = last
         state.request_end.meta["request_usage"] = info.get("last_token_usage")
+        if state.turn_model and state.turn_model != trace.model:
+            state.request_end.meta["model"] = state.turn_model  # a /model switch: priced as what it ran on
         if info.get("model_context_window"):
             trace.meta["context_window"] = info["model_context_window"]
     state.request_end = None

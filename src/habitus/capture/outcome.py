@@ -11,11 +11,7 @@ from typing import Any
 
 from habitus.core import Outcome, OutcomeSource, OutcomeStatus, ToolCall, Trace
 from habitus.core.commands import check_kind, edits_files
-
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "edit_file", "write_file",
-                        "create_file", "str_replace_based_edit_tool", "str_replace_editor", "replace_in_file"})
-SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "local_shell", "exec_command", "shell_command", "terminal",
-                         "execute_bash", "run_command", "container.exec"})
+from habitus.core.tools import EDIT_TOOLS, SHELL_TOOLS
 
 
 def tool_command(call: ToolCall) -> str | None:

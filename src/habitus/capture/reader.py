@@ -1,7 +1,7 @@
 """Format auto-detection and the one entry point every caller uses: `read_trace_file`.
 
 `read_trace_file` picks the reader, then applies what every trace gets whatever its format: the
-deterministic coding outcome (Claude Code, Codex), the repo subject from the trace's cwd, and
+deterministic coding outcome (`CODING_FORMATS`), the repo subject from the trace's cwd, and
 secret redaction (before anything can reach a store). `iter_traces_from_paths` walks files and
 folders. A file that cannot be read is reported in `errors`, never raised.
 """
@@ -10,33 +10,44 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from habitus.capture.aider import looks_like_aider, read_aider
 from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.common import ReadResult
+from habitus.capture.copilot import looks_like_copilot_event, read_copilot
+from habitus.capture.gemini import looks_like_gemini_record, read_gemini
 from habitus.capture.guard import load_json, one_line, open_regular, safe_path, sanitize_trace
 from habitus.capture.otel import read_otel
 from habitus.capture.otel_export import looks_like_otel
 from habitus.capture.outcome import apply_coding_outcome
 from habitus.capture.redact import redact_trace, redact_value
 from habitus.capture.spans import REWARDS_FILE, load_ground_truth, looks_like_transcript, read_spans, read_transcript
+from habitus.capture.specstory import looks_like_specstory, read_specstory
 from habitus.capture.subject import repo_subject
 from habitus.core import Trace
 
-FORMATS = ("claude", "codex", "spans", "chat", "transcript", "otel")
+FORMATS = ("claude", "codex", "copilot", "gemini", "aider", "specstory", "spans", "chat", "transcript", "otel")
+# Coding-agent formats whose outcome comes from the checks they ran. SpecStory is not one: a Markdown
+# export does not reliably carry exit codes.
+CODING_FORMATS = frozenset({"claude", "codex", "copilot", "gemini", "aider"})
+# Files a folder walk takes only when their content is a trace (other JSON and Markdown is not).
+_BY_CONTENT = {".json": frozenset({"otel", "gemini"}), ".md": frozenset({"aider", "specstory"})}
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "file-history-snapshot", "progress", "system",
                            "queue-operation"})
 _TRACE_SUFFIXES = (".jsonl", ".txt")
 _PEEK_BYTES = 256 * 1024
+_GEMINI_DOCUMENT = re.compile(r'^\{\s*"sessionId"\s*:', re.MULTILINE)
 
 
 def detect_format(path: Path | str) -> str | None:
-    """The trace format of a file ('claude', 'codex', 'spans', 'chat', 'transcript', 'otel'), or None."""
+    """The trace format of a file (one of `FORMATS`), or None. Decided by content, not by name."""
     path = Path(path)
     if path.name == REWARDS_FILE:
         return None
@@ -46,7 +57,13 @@ def detect_format(path: Path | str) -> str | None:
     if looks_like_otel(text):
         return "otel"
     if path.suffix in (".txt", ".md") or not text.lstrip().startswith("{"):
+        if looks_like_aider(text):
+            return "aider"
+        if looks_like_specstory(text):
+            return "specstory"
         return "transcript" if looks_like_transcript(text) else None
+    if _GEMINI_DOCUMENT.search(text[:4096]) and '"projectHash"' in text[:4096]:
+        return "gemini"  # the older single-document recording, usually pretty-printed
     for raw in text.splitlines()[:50]:
         try:
             line = load_json(raw)
@@ -62,6 +79,10 @@ def detect_format(path: Path | str) -> str | None:
 
 def _line_format(line: dict[str, Any]) -> str | None:
     kind = line.get("type") if isinstance(line.get("type"), str) else None
+    if looks_like_copilot_event(line):
+        return "copilot"
+    if looks_like_gemini_record(line):
+        return "gemini"
     if kind in _CODEX_TYPES and isinstance(line.get("payload"), dict):
         return "codex"
     if "sessionId" in line or (kind in _CLAUDE_TYPES and ("uuid" in line or "leafUuid" in line or "message" in line)):
@@ -98,6 +119,14 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
             result = read_claude(path, start=start, resume=resume)
         elif fmt == "codex":
             result = read_codex(path, start=start, resume=resume)
+        elif fmt == "copilot":
+            result = read_copilot(path)
+        elif fmt == "gemini":
+            result = read_gemini(path)
+        elif fmt == "aider":
+            result = read_aider(path)
+        elif fmt == "specstory":
+            result = read_specstory(path)
         elif fmt == "spans":
             result = read_spans(path, start=start, rewards=reward_map, ground_truth=truth)
         elif fmt == "chat":
@@ -134,7 +163,7 @@ def read_trace_file(path: Path | str, *, rewards: dict[str, bool] | Path | str |
 
 def finish_capture(trace: Trace, fmt: str, *, subjects: bool = True) -> None:
     """Outcome and subject for a freshly read trace (redaction is separate: `redact_trace`)."""
-    if fmt in ("claude", "codex"):
+    if fmt in CODING_FORMATS:
         apply_coding_outcome(trace)
     if subjects and trace.cwd and not trace.subject:
         trace.subject = cached_subject(trace.cwd)
@@ -153,10 +182,10 @@ def _load_rewards(rewards: dict[str, bool] | Path | str | None) -> dict[str, boo
     return load_rewards(rewards)
 
 
-def _is_otel_file(path: Path) -> bool:
-    """Folder walks take `.json` files only when they are OTel exports (other JSON is config or maps)."""
+def _is_trace_by_content(path: Path) -> bool:
+    """Folder walks take `.json` and `.md` files only when their content is a trace format they can hold."""
     try:
-        return detect_format(path) == "otel"
+        return detect_format(path) in _BY_CONTENT[path.suffix]
     except (OSError, ValueError):
         return False
 
@@ -182,7 +211,7 @@ def iter_trace_files(paths: Iterable[Path | str], errors: list[dict[str, str]] |
         for child in sorted(found):
             if child.name == REWARDS_FILE or not child.is_file():
                 continue
-            if child.suffix in _TRACE_SUFFIXES or (child.suffix == ".json" and _is_otel_file(child)):
+            if child.suffix in _TRACE_SUFFIXES or (child.suffix in _BY_CONTENT and _is_trace_by_content(child)):
                 yield child
 
 

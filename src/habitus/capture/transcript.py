@@ -6,6 +6,7 @@ import json
 
 from habitus.capture.outcome import tool_command
 from habitus.core import StepKind, ToolCall, Trace
+from habitus.core.tools import PATH_KEYS
 
 MAX_TEXT_LINES = 30
 MAX_OUTPUT_LINES = 8
@@ -27,7 +28,7 @@ def _call_line(call: ToolCall) -> str:
     if command:
         summary = command
     else:
-        summary = next((str(call.input[k]) for k in ("file_path", "path", "pattern", "query", "url", "description")
+        summary = next((str(call.input[k]) for k in (*PATH_KEYS, "pattern", "query", "url", "description")
                         if call.input.get(k)), "")
         if not summary and call.input:
             summary = json.dumps(call.input, ensure_ascii=False)

@@ -45,9 +45,12 @@ def register(app: typer.Typer) -> None:
     def set_(key: str = typer.Argument(..., help="Dotted key, e.g. llm.provider."),
              value: str = typer.Argument(..., help="Value (typed for known keys)."),
              as_json: bool = JsonOption) -> None:
-        """Set one key in $HABITUS_HOME/config.toml."""
+        """Set one key in $HABITUS_HOME/config.toml (`pricing.<model>`: that model's price, see `config prices`)."""
         from habitus.llm.config import KNOWN_KEYS, SECRET_KEYS, ConfigError, config_path, mask, set_value
 
+        if key.startswith("pricing."):
+            _set_price(key.removeprefix("pricing."), value, as_json)
+            return
         try:
             stored = set_value(key, value)
         except ConfigError as exc:
@@ -61,6 +64,9 @@ def register(app: typer.Typer) -> None:
         """Remove one key from $HABITUS_HOME/config.toml."""
         from habitus.llm.config import ConfigError, config_path, set_value
 
+        if key.startswith("pricing."):
+            _set_price(key.removeprefix("pricing."), None, as_json)
+            return
         try:
             set_value(key, None)
         except ConfigError as exc:
@@ -77,7 +83,8 @@ def register(app: typer.Typer) -> None:
         if model:
             price = get_price(model)
             if price is None:
-                fail(f"no price known for {model!r} (add it to $HABITUS_HOME/pricing.json)")
+                fail(f"no price known for {model!r}; set one with `habitus config set pricing.{model} "
+                     "'input=… output=… [cached_input=…] [cache_write=…]'` (USD per million tokens)")
             rows = [price.to_dict()]
         else:
             rows = [p.to_dict() for p in all_prices()]
@@ -115,6 +122,31 @@ def register(app: typer.Typer) -> None:
             print_usage(budget.ledger)
 
         emit(result, as_json, render)
+
+
+def _set_price(model: str, value: str | None, as_json: bool) -> None:
+    """`config set|unset pricing.<model>`: the model name may hold dots, so it is not a dotted config key."""
+    from habitus.llm.config import ConfigError, config_path
+    from habitus.llm.pricing import get_price, set_price
+
+    try:
+        entry = set_price(model, value)
+    except (ValueError, ConfigError) as exc:
+        fail(str(exc))
+    price = get_price(model)
+    result = {"key": f"pricing.{model}", "value": entry, "removed": value is None, "file": str(config_path()),
+              "price": price.to_dict() if price else None}
+
+    def render(r: dict[str, Any]) -> None:
+        if r["removed"]:
+            left = f"; now priced from {r['price']['source'] or 'the table'}" if r["price"] else "; now unpriced"
+            typer.echo(f"removed {r['key']}{left}")
+        else:
+            p = r["price"]
+            typer.echo(f"{r['key']}: input {p['input']}, cached input {p['cached_input']}, cache write "
+                       f"{p['cache_write']}, output {p['output']} USD per million tokens  ({r['file']})")
+
+    emit(result, as_json, render)
 
 
 def _masked(data: dict[str, Any], secrets: frozenset[str], mask: Any, prefix: str = "") -> dict[str, Any]:

@@ -43,7 +43,8 @@ def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_pro
     if not paths:
         paths = default_trace_paths()
         if not paths:
-            raise ValueError("no paths given and no agent trace folders found (~/.claude/projects, ~/.codex/sessions)")
+            raise ValueError("no paths given and no agent trace folders found (see `habitus doctor` for where "
+                             "habitus looks)")
     missing = [p for p in paths if not p.exists()]
     if missing and len(missing) == len(paths):
         raise ValueError(f"no such file or folder: {missing[0]}")

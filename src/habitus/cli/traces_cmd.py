@@ -60,6 +60,8 @@ def _render_show(trace: dict[str, Any]) -> None:
 
 
 def _render_stats(data: dict[str, Any]) -> None:
+    from habitus.llm.pricing import describe_cost as cost_line
+
     items = data.get("traces", [data])
     if not items:
         stdout.print("no traces (ingest some first: `habitus ingest`)", highlight=False)
@@ -68,6 +70,8 @@ def _render_stats(data: dict[str, Any]) -> None:
         stdout.print(f"[bold]{s['id']}[/bold] ({s['agent']}, {s['outcome']})", highlight=False)
         stdout.print(f"  tokens: input {t['input']:,}  cache read {t['cache_read']:,}  cache write "
                      f"{t['cache_write']:,}  output {t['output']:,}", highlight=False)
+        lower = f" (a lower bound: {s['usage_incomplete']})" if s.get("usage_incomplete") else ""
+        stdout.print(f"  cost: {cost_line(s.get('cost'), s.get('unpriced') or {})}{lower}", highlight=False)
         tools = ", ".join(f"{k} {v}" for k, v in s["tool_calls_by_tool"].items()) or "none"
         stdout.print(f"  tool calls: {s['tool_calls']} ({tools}); failed: {s['failed_tool_calls']}", highlight=False)
         reread = s["files_read_more_than_once"]
@@ -79,7 +83,8 @@ def _render_stats(data: dict[str, Any]) -> None:
     if "total" in data:
         total = data["total"]
         stdout.print(f"[bold]total[/bold]: {total['traces']} traces, {total['tool_calls']} tool calls, "
-                     f"{total['failed_tool_calls']} failed, tokens {total['tokens'].get('total', 0):,}")
+                     f"{total['failed_tool_calls']} failed, tokens {total['tokens'].get('total', 0):,}, "
+                     f"cost {cost_line(total.get('cost'), total.get('unpriced') or {})}", highlight=False)
 
 
 @traces_app.command("list")

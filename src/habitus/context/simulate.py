@@ -213,7 +213,9 @@ def simulate(
     if recorded is None and hidden_prefix is None:
         notes.append("no recorded usage: the harness's hidden prefix (system prompt, tool schemas) is not counted")
     if rules.input_price is None:
-        notes.append(f"no price for model {model or trace.model!r}: costs are not computed")
+        name = model or trace.model
+        notes.append(f"no price for model {name!r}: its {len(requests)} requests are unpriced and costs are not "
+                     f"computed (set a price: habitus config set pricing.{name or '<model>'} 'input=… output=…')")
     if any(r.history_base for r in requests):
         notes.append("the recorded harness compacted this session: replay restarts from its summary")
     if anthropic_ttl == "auto" and ttl == "1h" and rules.mode == "explicit":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 
 from habitus.core.record import Detour
+from habitus.core.tools import tool_path
 from habitus.core.trace import Step, Trace
 from habitus.learn.checks import check_key
 
@@ -64,10 +65,9 @@ def find_detours(trace: Trace) -> list[Detour]:
                               fixing=" ".join((shell_command(fix[1]) or "").split()) if fix else None,
                               tokens=_tokens(steps[i + 1:fix[0] + 1]) if fix else 0, error=error, on="command"))
         else:
-            target = _rel(str(call.input.get("file_path") or call.input.get("path") or ""), trace.cwd)
+            target = _rel(tool_path(call.input), trace.cwd)
             fix = next(((j, c) for j, c in calls[pos + 1:] if c is not None and c.ok and c.name == call.name
-                        and _rel(str(c.input.get("file_path") or c.input.get("path") or ""), trace.cwd) == target),
-                       None)
+                        and _rel(tool_path(c.input), trace.cwd) == target), None)
             if fix is None and call.name in ("Read", "Glob", "Grep", "LS"):
                 continue  # a look-up that found nothing is not a detour
             label = f"{call.name}: {target}".strip()

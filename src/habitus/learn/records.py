@@ -20,16 +20,12 @@ from habitus.capture.worktree import read_tree_text
 from habitus.core.commands import file_shown, last_command_words
 from habitus.core.paths import repo_relative
 from habitus.core.record import CommandFact, EditFact, Record
+from habitus.core.tools import EDIT_TOOLS, READ_TOOLS, SHELL_TOOLS, WRITE_TOOLS, tool_path
 from habitus.core.trace import ToolCall, Trace
 from habitus.learn.checks import last_passing_checks
 from habitus.learn.detours import find_detours
 from habitus.learn.places import edit_places
 
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool", "edit_file",
-                        "write_file", "create_file"})
-READ_TOOLS = frozenset({"Read", "read_file", "view", "NotebookRead"})
-SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "local_shell", "exec_command", "container.exec", "run_command",
-                         "execute_bash", "terminal"})
 _READ_LINE = re.compile(r"^\s*(\d+)[\u2192\t](.*)$")
 _COMMIT_LINE = re.compile(r"^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE)
 _SHELL_PATH = re.compile(r"[\w./-]+")  # a plain path (no globs, variables or substitutions)
@@ -183,7 +179,7 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
         elif call.name == "apply_patch" and call.ok:
             edits = _patch_edits(str(call.input.get("input") or call.input.get("patch") or ""), files, root, index)
         elif call.name in READ_TOOLS:
-            rel = _rel(str(call.input.get("file_path") or call.input.get("path") or ""), root)
+            rel = _rel(tool_path(call.input), root)
             if rel and call.ok:
                 if not first_edit_seen:
                     _note_read(rec, rel)
@@ -191,7 +187,7 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
                     text = _read_output_text(call.output)
                     if text is not None and rel not in files.text:
                         files.text[rel] = text
-        elif call.name in EDIT_TOOLS and call.ok:
+        elif call.name in EDIT_TOOLS and call.ok and call.input.get("command") != "view":
             edits = _tool_edits(call, files, root, index)
         if edits:
             first_edit_seen = True
@@ -240,15 +236,15 @@ def _replace(files: _Files, rel: str, old: str, new: str, tool: str, index: int)
 
 def _tool_edits(call: ToolCall, files: _Files, root: str | None, index: int) -> list[EditFact]:
     inp: dict[str, Any] = call.input
-    rel = _rel(str(inp.get("file_path") or inp.get("path") or inp.get("notebook_path") or ""), root)
+    rel = _rel(tool_path(inp), root)
     if not rel:
         return []
-    if call.name in ("Write", "write_file", "create_file") or inp.get("command") == "create":
+    if call.name in WRITE_TOOLS or inp.get("command") == "create":
         content = str(inp.get("content") or inp.get("file_text") or "")
         files.text[rel] = content
         return [EditFact(file=rel, places=[], added=[ln.strip() for ln in content.split("\n") if ln.strip()][:200],
                          tool=call.name, index=index)]
-    if call.name == "MultiEdit":
+    if isinstance(inp.get("edits"), list):  # MultiEdit, and aider's several blocks for one file
         return [_replace(files, rel, str(e.get("old_string") or ""), str(e.get("new_string") or ""), call.name, index)
                 for e in inp.get("edits") or [] if isinstance(e, dict)]
     old = str(inp.get("old_string") or inp.get("old_str") or "")

@@ -9,6 +9,7 @@ of an answer is known only after it arrives). Cache hits are free and never coun
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ class UsageLedger:
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     unpriced_calls: int = 0  # calls whose model has no known price (cost not counted)
+    unpriced_models: Counter[str] = field(default_factory=Counter)  # model -> its unpriced calls
     models: set[str] = field(default_factory=set)
     stopped: str | None = None  # why the budget stopped further calls, if it did
 
@@ -37,6 +39,7 @@ class UsageLedger:
                              usage.output_tokens))
         if cost is None:
             self.unpriced_calls += 1
+            self.unpriced_models[model or "<unknown model>"] += 1
         else:
             self.cost += cost
         if model:
@@ -54,6 +57,7 @@ class UsageLedger:
             "total_tokens": self.usage.total_tokens,
             "cost": round(self.cost, 6),
             "unpriced_calls": self.unpriced_calls,
+            "unpriced_models": dict(sorted(self.unpriced_models.items())),
             "models": sorted(self.models),
             "stopped": self.stopped,
         }
@@ -70,7 +74,8 @@ class UsageLedger:
             text += f" ({u.cache_read_tokens:,} cached)"
         text += f" / {u.output_tokens:,} out tokens, ${self.cost:.4f}"
         if self.unpriced_calls:
-            text += f" (+{self.unpriced_calls} unpriced)"
+            models = ", ".join(f"{m} x{n}" for m, n in sorted(self.unpriced_models.items()))
+            text += f" (+{self.unpriced_calls} unpriced: {models})"
         if self.stopped:
             text += f"; stopped: {self.stopped}"
         return text

@@ -278,9 +278,10 @@ _COVERED_PROGRAMS = ("python", "python3", "cat", "sed", "cd", "echo", "done", "f
 def _generic(calls: list, add) -> None:
     """Tool and program families and check runs: what makes the catalogue work beyond spreadsheets."""
     from habitus.core.commands import check_kind, command_program
+    from habitus.core.tools import SHELL_TOOLS
 
     for call in calls:
-        if call.tool and call.tool not in ("terminal", "bash", "Bash", "shell", "exec_command"):
+        if call.tool and call.tool not in SHELL_TOOLS:
             add(_b(f"tool-{call.tool}", "tools", f"uses the {call.tool} tool", f"Use the {call.tool} tool.",
                    f"Avoid the {call.tool} tool here.", r""), call.summary or call.tool)
         program = command_program(call.command.splitlines()[0] if call.command.strip() else "")

@@ -84,7 +84,10 @@ def score_episode(*, task: Task, env: ExpenseEnv, agent: Any, config: Any, varia
     covered = sum((k[0] * min(n, by_amount[k]) for k, n in want_amount.items()), Decimal(0))
     findings = classify(task, env.log, remaining, ended_by)
     complete = remaining == 0
-    costs = [c for c in (agent_cost, user_cost, summary_usage.cost) if c is not None]
+    parts = ((agent_cost, agent_usage), (user_cost, user_usage), (summary_usage.cost, summary_usage))
+    costs = [c for c, _ in parts if c is not None]
+    if any(c is None and u.total_tokens for c, u in parts):
+        costs = []  # a part used a model without a price: no total, rather than a silent partial one
     return EpisodeResult(
         task_id=task.task_id, config=config.name, policy=config.policy, variant=variant, run=run,
         agent=agent.name, scripted=bool(agent.scripted), complete=complete,
@@ -132,6 +135,7 @@ def aggregate(episodes: list[EpisodeResult], conf: float = 0.95) -> dict[str, An
         "total_tokens": fmean(e.total_tokens for e in episodes),
         "peak_context": fmean(e.peak_context for e in episodes),
         "cost": fmean(costs) if costs else None,
+        "unpriced_episodes": n - len(costs),  # episodes left out of `cost`: a model they used has no price
         "wall_s": fmean(e.wall_s for e in episodes),
         "failure_counts": dict(failures),
         "episodes_with_failure": dict(episodes_with),

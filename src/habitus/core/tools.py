@@ -1,0 +1,47 @@
+"""What a tool call does, by the name each agent gives its tools: edit, write, read, or run a shell.
+
+Readers keep each agent's own tool names and inputs (a trace shows what the agent really called);
+these sets are the one place that says which of those names edit, write whole files, read, or run
+commands, so outcome detection (capture), statistics and learning agree across agents.
+
+| agent | shell | edit | write | read |
+|---|---|---|---|---|
+| Claude Code | Bash | Edit, MultiEdit, NotebookEdit | Write | Read, NotebookRead |
+| Codex | shell, shell_command, exec_command, local_shell, container.exec | apply_patch | | |
+| GitHub Copilot CLI | bash (also powershell) | edit, str_replace_editor | create | view |
+| Gemini CLI | run_shell_command | replace, edit_file | write_file | read_file, read_many_files |
+| aider (as read by habitus) | shell | edit | | |
+| others | execute_bash, terminal, run_command | str_replace_based_edit_tool | create_file | view_file |
+
+Pure data, no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SHELL_TOOLS = frozenset({
+    "Bash", "bash", "shell", "local_shell", "exec_command", "shell_command", "container.exec", "terminal",
+    "execute_bash", "run_command", "run_shell_command", "powershell",
+})
+WRITE_TOOLS = frozenset({"Write", "write_file", "create_file", "create"})
+EDIT_TOOLS = frozenset({
+    "Edit", "MultiEdit", "NotebookEdit", "apply_patch", "edit_file", "str_replace_based_edit_tool",
+    "str_replace_editor", "replace_in_file", "replace", "edit",
+}) | WRITE_TOOLS
+READ_TOOLS = frozenset({"Read", "read_file", "view_file", "NotebookRead", "view", "read_many_files"})
+
+# Input keys that name the file a call works on, in the order agents use them.
+PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "filePath")
+
+
+def tool_path(tool_input: dict[str, Any]) -> str:
+    """The file a read/edit/write call names ('' when it names none)."""
+    for key in PATH_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+__all__ = ["EDIT_TOOLS", "PATH_KEYS", "READ_TOOLS", "SHELL_TOOLS", "WRITE_TOOLS", "tool_path"]
