@@ -73,9 +73,10 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
     from habitus.capture.subject import repo_subject
     from habitus.learn.feedback import apply_feedback
     from habitus.learn.induce import carry_ids, induce
-    from habitus.learn.records import record_from_trace
+    from habitus.learn.records import records_from_trace
     from habitus.store import store_on
     from habitus.store.memory import (
+        delete_task_records,
         ensure_memory_schema,
         load_records,
         load_workflows,
@@ -101,6 +102,7 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
     known = record_versions(conn)
     store = store_on(conn)
     new_records: list[Record] = []
+    relearned: list[str] = []
     try:
         for summary in store.list_traces(subject=subject):
             report.traces_seen += 1
@@ -113,12 +115,14 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
             trace = store.get_trace(summary.id)
             if trace is None:
                 continue
-            rec = record_from_trace(trace, repo=repo_path)
-            rec.meta["trace_version"] = version
-            new_records.append(rec)
+            recs = records_from_trace(trace, repo=repo_path)
+            recs[0].meta["trace_version"] = version
+            new_records.extend(recs)
+            relearned.append(trace.id)
     finally:
         store.close()
     if new_records:
+        delete_task_records(conn, relearned)  # a trace read again may split into fewer tasks than before
         save_records(conn, new_records)
     report.records_new = len(new_records)
     for rec in new_records:

@@ -64,6 +64,24 @@ class RecallResult:
     def workflow_ids(self) -> list[str]:
         return [s.workflow.id for s in self.selected]
 
+    @property
+    def files(self) -> list[str]:
+        """Every file the hand-over points at, in the order shown (moved files at their new path)."""
+        out: dict[str, None] = {}
+        for sel in self.selected:
+            for n in sel.shown_steps():
+                place = sel.workflow.steps[n - 1].place
+                state = sel.step_state(n)
+                path = state.file if state and state.file else place.file if place else None
+                if path:
+                    out.setdefault(path, None)
+        return list(out)
+
+    @property
+    def checks(self) -> list[str]:
+        """Every check command the hand-over gives, in order."""
+        return list(dict.fromkeys(c for sel in self.selected for c in sel.live_checks()))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task,
@@ -72,6 +90,8 @@ class RecallResult:
             "text": self.text,
             "chars": self.chars,
             "workflow_ids": self.workflow_ids,
+            "files": self.files,
+            "checks": self.checks,
             "budget": self.budget,
             "selector": self.selector,
         }
