@@ -115,13 +115,23 @@ def _rec(trace_id: str, task: str, places: list[Place], added: list[str], outcom
                   edits=[EditFact(file=p.file, places=[p], added=added, index=i) for i, p in enumerate(places)])
 
 
-def test_a_single_run_seeds_a_workflow_marked_as_such():
-    rec = _rec("a", "Add a dark mode toggle `darkMode` to settings", [Place("ui/settings.ts", ["class Settings"])],
-               ["darkMode: boolean = false;"])
-    [wf] = induce([rec], "subj")
-    assert wf.single_run is True
+def test_a_one_off_task_makes_no_workflow_and_two_runs_of_a_kind_make_one():
+    """Issue 13 §2: workflows only for kinds that truly recur; a one-off task feeds the repo map instead."""
+    first = _rec("a", "Add a dark mode toggle `darkMode` to settings", [Place("ui/settings.ts", ["class Settings"])],
+                 ["darkMode: boolean = false;"])
+    assert induce([first], "subj") == []
+    second = _rec("bb", "Add a dark mode toggle `highContrast` to settings",
+                  [Place("ui/settings.ts", ["class Settings"])], ["highContrast: boolean = false;"])
+    [wf] = induce([first, second], "subj")
+    assert wf.single_run is False
     assert [s.place for s in wf.steps] == [Place("ui/settings.ts", ["class Settings"])]
     assert "darkmode" not in " ".join(wf.cues.any).lower()
+
+
+def test_runs_that_share_places_but_no_words_are_not_one_kind():
+    a = _rec("a", "Rename the logger used by the export job", [Place("jobs/export.py", ["def run"])], ["log = x"])
+    b = _rec("bb", "Fix the timezone of scheduled reports", [Place("jobs/export.py", ["def run"])], ["tz = y"])
+    assert induce([a, b], "subj") == []
 
 
 def test_a_group_whose_runs_all_failed_gives_no_workflow():

@@ -84,7 +84,7 @@ PATH_LIKE = re.compile(r"(?<![\w/.@-])((?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z]
 _BACKTICK = re.compile(r"`([^`\n]{2,120})`")
 _IDENT = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*)"
                     r"(?![\w$])")
-_QUOTED = re.compile(r"[\"“”«]([^\"“”«»\n]{3,80})[\"“”»]")
+_QUOTED = re.compile(r"[\"“”«]([^\"“”«»\n]{3,240})[\"“”»]")
 _URLISH = re.compile(r"^(?:https?:|www\.|[\w.-]+@)")
 
 
@@ -132,6 +132,9 @@ def named_things(text: str) -> dict[str, tuple[str, ...]]:
     """Paths, names (backticked, identifiers) and quoted phrases mentioned in `text`, each in first-mention order."""
     paths: dict[str, None] = {}
     names: dict[str, None] = {}
+    quoted = dict.fromkeys(q.strip() for q in _QUOTED.findall(text) if len(q.strip()) >= 3)
+    # a file name inside a quoted sentence is text the task quotes, not a place it names
+    text = _QUOTED.sub(lambda m: " " * len(m.group(0)) if len(m.group(1).split()) >= 3 else m.group(0), text)
     for m in _BACKTICK.finditer(text):
         inner = m.group(1).strip()
         if PATH_LIKE.fullmatch(inner) and not _URLISH.match(inner):
@@ -145,7 +148,6 @@ def named_things(text: str) -> dict[str, tuple[str, ...]]:
         paths.setdefault(found.removeprefix("./"), None)
     for m in _IDENT.finditer(text):
         names.setdefault(m.group(1), None)
-    quoted = dict.fromkeys(q.strip() for q in _QUOTED.findall(text) if len(q.strip()) >= 3)
     return {"paths": tuple(paths), "names": tuple(names), "quoted": tuple(quoted)}
 
 

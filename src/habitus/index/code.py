@@ -48,14 +48,33 @@ class CodeIndex:
 
     commit: str
     files: dict[str, tuple[str, ...] | None]
+    cache_key: str | None = None
+    _defines: dict[str, list[str]] | None = None
+    _terms: dict[str, dict[str, int]] | None = None
 
     def defines(self) -> dict[str, list[str]]:
         """symbol -> files defining it."""
-        out: dict[str, list[str]] = {}
-        for path, symbols in self.files.items():
-            for sym in symbols or ():
-                out.setdefault(sym, []).append(path)
-        return out
+        if self._defines is None:
+            out: dict[str, list[str]] = {}
+            for path, symbols in self.files.items():
+                for sym in symbols or ():
+                    out.setdefault(sym, []).append(path)
+            self._defines = out
+        return self._defines
+
+    def term_docs(self) -> dict[str, dict[str, int]]:
+        """file -> counts of the retrieval terms of its path segments and defined symbols (cached per commit)."""
+        if self._terms is None:
+            cache = _cache_dir() / self.cache_key / f"terms-{self.commit}.json" if self.cache_key and \
+                _FULL_HASH.fullmatch(self.commit) else None
+            hit = _read_json(cache) if cache is not None else None
+            if hit is not None:
+                self._terms = {str(k): v for k, v in hit.items() if isinstance(v, dict)}
+            else:
+                self._terms = {path: _code_terms(path, symbols or ()) for path, symbols in self.files.items()}
+                if cache is not None:
+                    _write_json(cache, self._terms)
+        return self._terms
 
     def to_dict(self) -> dict[str, object]:
         return {"commit": self.commit, "files": {p: list(s) if s is not None else None for p, s in self.files.items()}}
@@ -66,6 +85,15 @@ class CodeIndex:
         assert isinstance(files, dict)
         return cls(commit=str(data.get("commit") or ""),
                    files={str(p): tuple(s) if isinstance(s, list) else None for p, s in files.items()})
+
+
+def _code_terms(path: str, symbols: tuple[str, ...]) -> dict[str, int]:
+    from habitus.index.terms import path_terms, terms
+
+    counts: dict[str, int] = {}
+    for term in path_terms(path) + terms(" ".join(symbols)):
+        counts[term] = counts.get(term, 0) + 1
+    return counts
 
 
 def defined_symbols(text: str) -> tuple[str, ...]:
@@ -150,7 +178,9 @@ def code_index(repo: Path | str, commit: str, *, cache_key: str | None = None) -
     if cache is not None:
         hit = _read_json(cache / f"commit-{commit}.json")
         if hit is not None and hit.get("commit") == commit:
-            return CodeIndex.from_dict(hit)
+            index = CodeIndex.from_dict(hit)
+            index.cache_key = cache_key
+            return index
     listing = _git(root, "ls-tree", "-r", "-l", "-z", commit)
     if listing is None:
         return None
@@ -172,7 +202,7 @@ def code_index(repo: Path | str, commit: str, *, cache_key: str | None = None) -
         blob_cache[oid] = list(defined_symbols(data.decode("utf-8", errors="replace"))) if b"\0" not in data[:8000] \
             else []
     files = {path: tuple(blob_cache[oid]) if oid in blob_cache else None for path, oid, _ in entries}
-    index = CodeIndex(commit=commit, files=files)
+    index = CodeIndex(commit=commit, files=files, cache_key=cache_key)
     if cache is not None:
         if todo:
             _write_json(cache / "blobs.json", blob_cache)
@@ -183,9 +213,10 @@ def code_index(repo: Path | str, commit: str, *, cache_key: str | None = None) -
 
 def _prune(cache: Path) -> None:
     try:
-        olds = sorted(cache.glob("commit-*.json"), key=lambda p: p.stat().st_mtime)
-        for path in olds[:-KEEP_COMMIT_INDEXES]:
-            path.unlink(missing_ok=True)
+        for pattern in ("commit-*.json", "terms-*.json"):
+            olds = sorted(cache.glob(pattern), key=lambda p: p.stat().st_mtime)
+            for path in olds[:-KEEP_COMMIT_INDEXES]:
+                path.unlink(missing_ok=True)
     except OSError:
         pass
 

@@ -33,6 +33,7 @@ class LearnReport:
     feedback: list[dict[str, Any]] = field(default_factory=list)
     annotation: dict[str, Any] | None = None
     replay: list[dict[str, Any]] = field(default_factory=list)  # replay-gate verdicts (learn.replay), per subject
+    maps: list[dict[str, Any]] = field(default_factory=list)  # repo maps built (learn.repomap), per subject
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,6 +47,7 @@ class LearnReport:
             "feedback": list(self.feedback),
             "annotation": self.annotation,
             "replay": list(self.replay),
+            "repo_maps": list(self.maps),
             "seconds": round(self.seconds, 3),
         }
 
@@ -63,12 +65,14 @@ def _trace_version(ended: str | None, steps: int) -> str:
 
 
 def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = None,
-          rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True) -> LearnReport:
+          rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True,
+          repo_map: bool = True) -> LearnReport:
     """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
 
     `repo` restricts learning to that repo's subject and reads file text from it for places.
     `annotate` lets the configured LLM (or `provider`) name workflows and polish step text.
     `gate` replays the repo's recorded tasks and keeps a build that serves them worse (`learn.replay`).
+    `repo_map` (re)builds each subject's repo map (`learn.repomap`: where work goes, checks, traps).
     """
     from habitus.capture.subject import repo_subject
     from habitus.learn.feedback import apply_feedback
@@ -85,6 +89,7 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
         save_records,
         save_workflows,
     )
+    from habitus.store.repomap import has_repo_map
 
     started = time.perf_counter()
     repo_path = Path(repo).resolve() if repo is not None else None
@@ -132,6 +137,11 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
     for subj in subjects:
         records = load_records(conn, subj)
         report.records_total += len(records)
+        if records and repo_map and (subj in touched or not has_repo_map(conn, subj)):
+            from habitus.learn.replay import replay_repo
+            from habitus.learn.repomap import learn_repo_map
+
+            report.maps.append(learn_repo_map(conn, subj, records, replay_repo(records, subj, repo_path)))
         workflows = induce(records, subj)
         carry_ids(workflows, load_workflows(conn, subj, status=None, origin="learned"))  # never an import's id
         if annotate and workflows:

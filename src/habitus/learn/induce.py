@@ -6,8 +6,9 @@ pass). For each group: steps are the places edited in at least half of its runs,
 their typical position, each with a `do` sentence built from a representative edited line with
 the task's values replaced by blanks; checks are the commands most runs passed (last passing
 form); pitfalls are recurring or costly detours with a trigger that no successful command of the
-group matches; cues are phrases common to the group's tasks and rare in other groups'. A group of
-one run seeds a workflow marked `single_run`.
+group matches; cues are phrases common to the group's tasks and rare in other groups'. Only kinds
+that truly recur become workflows: a group needs `MIN_RUNS` successful runs and a cue phrase their
+tasks share; a one-off task feeds the repo map (`habitus.learn.repomap`) instead.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from habitus.learn.cues import (
 from habitus.learn.pitfalls import find_pitfalls
 
 JOIN_THRESHOLD = 0.45
+MIN_RUNS = 2  # a kind of task recurs when at least this many successful runs share places and words
 PLACE_WEIGHT = 0.6
 
 
@@ -244,7 +246,7 @@ def _name(cues: list[str], steps: list[WorkflowStep], tasks: list[str]) -> str:
 def induce_group(records: list[Record], other_tasks: list[str], subject: str | None) -> Workflow | None:
     """One workflow from one group of records; None when no run of the group succeeded."""
     good = [r for r in records if r.outcome != "failure"] or []
-    if not good:
+    if len(good) < MIN_RUNS:
         return None
     n = len(good)
     counts: Counter[tuple[str, tuple[str, ...]]] = Counter()
@@ -264,6 +266,8 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
     values = [v for m in maps_list for v in m.values()]
     values += [v for r in good for v in task_values(r.task).values()]
     cues = choose_cues([r.task for r in good], other_tasks, values=values)
+    if not cues:
+        return None  # the runs share places but no words: not one kind of task
     step_cues = _step_cues(good, keys, steps, values)
     name = _name(cues, steps, [r.task for r in good])
     use_when = generalize(good[-1].task, maps.get(good[-1].trace_id, {}))

@@ -177,6 +177,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
             rec.meta[key] = str(trace.meta[key])
     if trace.meta.get("task_index"):
         rec.meta["task_index"], rec.meta["tasks"] = int(trace.meta["task_index"]), int(trace.meta.get("tasks") or 1)
+    if trace.meta.get("repo_path"):
+        rec.meta["repo_path"] = str(trace.meta["repo_path"])
     if trace.meta.get("linked_commits"):
         rec.meta["linked_commits"] = list(trace.meta["linked_commits"])
     first_edit_seen = False

@@ -4,6 +4,8 @@ Lexical overlap is not intent: "Review the keyboard shortcuts described in the d
 changes" shares words with the shortcut workflow but asks for no edit, so a `change` workflow must
 not be handed to it. The rules, in order (first that applies wins):
 
+0. a pasted plan to implement ("Implement the following plan: # …") → change: a "no schema changes" or
+   "read-only view" inside the plan describes the work, it does not restrict it;
 1. an explicit no-change restriction anywhere ("no code changes", "docs only", "don't modify the
    code", "read-only", "just look", "コードは変更しない", …) → inspect;
 2. a later sentence starts with a change verb ("Why does export fail? Fix it.") → change; the
@@ -68,6 +70,7 @@ _POLITE = lazy_re(
     re.IGNORECASE,
 )
 _WORD = lazy_re(r"[a-z][a-z'’]*", re.IGNORECASE)
+_PLAN_REQUEST = lazy_re(r"^\s*(?:please\s+)?implement\s+(?:the\s+following|this)\s+plan\b", re.IGNORECASE)
 _SENTENCE_BREAK = lazy_re(r"(?<=[.!?;:])\s+|\n+|[。！？]")
 _CONJ_CHANGE = lazy_re(r"\b(?:and|then|also|&)\s+(?:then\s+)?(\w+)", re.IGNORECASE)
 
@@ -96,6 +99,8 @@ def _may_say_no_change(task: str) -> bool:
 
 def classify_intent(task: str) -> str:
     """`change` or `inspect` (see the module docstring for the rules)."""
+    if _PLAN_REQUEST.match(task):
+        return "change"
     if _may_say_no_change(task) and _NO_CHANGE.search(task):
         return "inspect"
     text = strip_negated(task)
