@@ -37,7 +37,8 @@ class FileProfile:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FileProfile:
-        return cls(tasks=int(data.get("tasks", 0)), terms={str(k): int(v) for k, v in (data.get("terms") or {}).items()},
+        return cls(tasks=int(data.get("tasks", 0)),
+                   terms={str(k): int(v) for k, v in (data.get("terms") or {}).items()},
                    places={str(k): int(v) for k, v in (data.get("places") or {}).items()},
                    last=str(data.get("last") or ""), named=int(data.get("named", 0)),
                    named_edited=int(data.get("named_edited", 0)),

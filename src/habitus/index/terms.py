@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from habitus.index.tokenize import tokenize
 
-STOP_WORDS = frozenset("""
+_STOP_TEXT = """
 a an the and or but if then else of to in on at by for with from as is are was were be been being am this that these
 those it its we you i he she they them our your their us me my mine do does did done doing have has had having not no
 nor yes can could should would will shall may might must so such than too very just also only into onto over under up
@@ -25,7 +25,8 @@ already currently current instead rather way ways thing things something anythin
 sure please thanks ok okay well see look looks also even much many every each either neither
 implement implementation implemented plan plans following context change changes changed changing update updates
 updated updating add adds added adding fix fixes fixed fixing remove removes removed removing
-file files line lines code step steps task tasks approach verification verify run running should""".split())
+file files line lines code step steps task tasks approach verification verify run running should"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
 _SUFFIXES = ("izations", "ization", "ational", "ations", "ation", "ators", "ator", "ities", "ity", "iveness",
              "ments", "ment", "ness", "ings", "ing", "ions", "ion", "ies", "ied", "ers", "er", "ed", "es", "ly",
              "ate", "s", "e", "y")

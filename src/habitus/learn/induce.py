@@ -7,8 +7,9 @@ their typical position, each with a `do` sentence built from a representative ed
 the task's values replaced by blanks; checks are the commands most runs passed (last passing
 form); pitfalls are recurring or costly detours with a trigger that no successful command of the
 group matches; cues are phrases common to the group's tasks and rare in other groups'. Only kinds
-that truly recur become workflows: a group needs `MIN_RUNS` successful runs and a cue phrase their
-tasks share; a one-off task feeds the repo map (`habitus.learn.repomap`) instead.
+that truly recur become workflows: a group needs `MIN_RUNS` successful runs and a cue phrase of two
+or more words their tasks share (a pasted plan counts with its title and context); a one-off task
+feeds the repo map (`habitus.learn.repomap`) instead.
 """
 
 from __future__ import annotations
@@ -71,6 +72,15 @@ class Group:
         return self._profile
 
 
+def kind_text(task: str) -> str:
+    """The words that say what kind of task it is: a pasted plan's title and context (its body is about code
+    and names the details of this one change), else the whole task."""
+    from habitus.core.tasktext import read_task
+
+    tt = read_task(task)
+    return f"{tt.title}\n{tt.context}" if tt.is_plan else task
+
+
 def place_keys(rec: Record) -> set[tuple[str, tuple[str, ...]]]:
     return {(p.file, tuple(p.chain)) for p in rec.places}
 
@@ -98,7 +108,7 @@ def _similarity(g: Group, keys: set[tuple[str, tuple[str, ...]]], words: set[str
 
 def group_records(records: list[Record], threshold: float = JOIN_THRESHOLD) -> list[list[Record]]:
     """Group records that edit the same places for similar tasks (deterministic)."""
-    items = [(r, place_keys(r), content_words(r.task)) for r in records]
+    items = [(r, place_keys(r), content_words(kind_text(r.task))) for r in records]
     groups: list[Group] = []
     assign: dict[str, Group] = {}
     for rec, keys, ws in items:
@@ -265,9 +275,9 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
         steps.append(WorkflowStep(do=_do_sentence(key, examples, verb), place=Place(file=key[0], chain=list(key[1]))))
     values = [v for m in maps_list for v in m.values()]
     values += [v for r in good for v in task_values(r.task).values()]
-    cues = choose_cues([r.task for r in good], other_tasks, values=values)
-    if not cues:
-        return None  # the runs share places but no words: not one kind of task
+    cues = choose_cues([kind_text(r.task) for r in good], [kind_text(t) for t in other_tasks], values=values)
+    if not any(" " in c for c in cues):
+        return None  # the runs share places but no phrase (a shared word like "shows" is no kind of task)
     step_cues = _step_cues(good, keys, steps, values)
     name = _name(cues, steps, [r.task for r in good])
     use_when = generalize(good[-1].task, maps.get(good[-1].trace_id, {}))

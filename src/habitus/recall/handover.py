@@ -22,6 +22,7 @@ HEAD = ("# habitus: what this repo's past work says about this task\n"
         "Hints from past sessions in this repo, checked against the current tree; verify before relying on them.")
 MAX_QUOTE = 90
 MIN_WORKFLOW_CHARS = 300  # below this a workflow cannot be shown usefully
+WORKFLOW_HEAD_CHARS = 160  # the heading block `render` puts above workflows (left out here)
 
 
 def quote(text: str, limit: int = MAX_QUOTE) -> str:
@@ -38,18 +39,21 @@ def _why(reasons: list[str]) -> str:
     return "; ".join(reasons[:2]) if reasons else "likely from this repo's history"
 
 
-def where_section(look: Look) -> str:
+def where_section(look: Look, skip: set[str]) -> str:
     lines = ["## Where to look"]
     for c in look.files:
-        lines.append(f"- {_code(c.file)} — {_why(c.reasons)}")
-    return "\n".join(lines)
+        if c.file not in skip:
+            lines.append(f"- {_code(c.file)} — {_why(c.reasons)}")
+    return "\n".join(lines) if len(lines) > 1 else ""
 
 
-def checks_section(look: Look) -> str:
-    commands = [c.command for c in look.checks]
-    runs = ", ".join(f"{_code(c.command)} in {c.tasks}" for c in look.checks)
-    return (f"## How to check\nRun {_code(one_command(commands))} (the checks this repo's past tasks ran and "
-            f"passed: {runs} of {look.repomap_tasks} tasks).")
+def checks_section(look: Look, skip: set[str]) -> str:
+    checks = [c for c in look.checks if c.command not in skip]
+    if not checks:
+        return ""
+    runs = ", ".join(f"{_code(c.command)} in {c.tasks}" for c in checks)
+    return (f"## How to check\nRun {_code(one_command([c.command for c in checks]))} (the checks this repo's past "
+            f"tasks ran and passed: {runs} of {look.repomap_tasks} tasks).")
 
 
 def traps_section(look: Look) -> str:
@@ -61,35 +65,60 @@ def traps_section(look: Look) -> str:
         if t.fixing:
             line += f"; {_code(t.fixing)} worked after"
         lines.append(line + ".")
-    return "\n".join(lines)
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def _map_parts(look: Look | None, selected: list[SelectedWorkflow]) -> list[str]:
+    """The map's sections in order of importance, without what the workflows already show."""
+    if look is None:
+        return []
+    shown_files = {f for sel in selected for n in sel.shown_steps()
+                   if (f := _step_file(sel, n))}
+    shown_checks = {c for sel in selected for c in sel.live_checks()}
+    parts = [where_section(look, shown_files), checks_section(look, shown_checks), traps_section(look) if look.traps
+             else ""]
+    return [p for p in parts if p]
+
+
+def _step_file(sel: SelectedWorkflow, number: int) -> str | None:
+    place = sel.workflow.steps[number - 1].place
+    state = sel.step_state(number)
+    return state.file if state and state.file else place.file if place else None
+
+
+def _workflow_body(selected: list[SelectedWorkflow], room: int) -> str | None:
+    """The workflows' text without their own heading block, when it fits `room` whole (no workflow left out)."""
+    if room < MIN_WORKFLOW_CHARS:
+        return None
+    text = render(selected, room + WORKFLOW_HEAD_CHARS)
+    head, _, body = text.partition("\n\n")
+    if not body or len(body) > room or "(Left out for size" in body or body.endswith("budget)"):
+        return None
+    return body
 
 
 def render_handover(look: Look | None, selected: list[SelectedWorkflow], budget: int) -> str:
-    """The hand-over text for the map's part (`look`) and the chosen workflows, within `budget` characters."""
-    parts: list[tuple[str, str]] = []
-    if look is not None:
-        if look.files:
-            parts.append(("where", where_section(look)))
-        if look.checks:
-            parts.append(("checks", checks_section(look)))
-        if look.traps:
-            parts.append(("traps", traps_section(look)))
+    """The hand-over text for the map's part (`look`) and the chosen workflows, within `budget` characters.
+
+    Map sections come first; when the workflows picked for the task do not fit beside them whole, the map's
+    sections make room from the least important (watch out, then checks, then where to look): a workflow the
+    task's own words picked is the most specific memory there is."""
+    parts = _map_parts(look, selected)
     if not parts:
         return render(selected, budget)
-    text = HEAD + "\n\n" + "\n\n".join(p for _, p in parts) + "\n"
-    while len(text) > budget and len(parts) > 1:
-        parts.pop()  # the least important section goes first
-        text = HEAD + "\n\n" + "\n\n".join(p for _, p in parts) + "\n"
-    if len(text) > budget:
-        return text[:budget]
     title = "\n## Workflows that fit\n"
-    rest = budget - len(text) - len(title)
-    if selected and rest > MIN_WORKFLOW_CHARS:
-        # the workflow text without its own heading block (this hand-over has one), within what is left
-        body = render(selected, rest + len(HEAD)).split("\n\n", 1)
-        if len(body) == 2 and len(body[1]) <= rest:
-            text += title + body[1]
-    return text[:budget]
+    for keep in range(len(parts), -1 if selected else len(parts) - 1, -1):
+        text = HEAD + "\n\n" + "\n\n".join(parts[:keep]) + "\n" if keep else ""
+        if not selected:
+            if len(text) <= budget:
+                return text
+            continue
+        if not keep:
+            return render(selected, budget)
+        body = _workflow_body(selected, budget - len(text) - len(title))
+        if body is not None:
+            return text + title + body
+    return (HEAD + "\n\n" + parts[0] + "\n")[:budget]
 
 
 __all__ = ["HEAD", "quote", "render_handover"]
