@@ -6,9 +6,11 @@
   that ran it. A form is cleaned of what only made sense on the recording machine: a leading
   `cd /abs/path &&`, and output plumbing (`2>&1`, `| tail -20`). Recall drops a check whose script,
   `package.json` script or `Makefile` target is gone (`habitus.recall.validate.check_state`).
-- **Traps**: detours seen in two or more tasks (or one that cost many tokens;
-  `habitus.learn.pitfalls.find_pitfalls`), each with the failing command, its error line and the
-  command that fixed it, plus the files those tasks changed, so recall warns only where relevant.
+- **Traps**: command failures seen in two or more tasks (detours, `habitus.learn.detours`; harness
+  errors such as a sibling tool call failing are not the repo's), each with its failing command, the
+  error line (`error_line`: the line that says what went wrong, not the echoed script or a location
+  banner), the command that passed after it when that differs, and the files those tasks changed,
+  so recall warns only where relevant.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ from habitus.learn.checks import check_key, check_of
 MAX_CHECKS = 5
 MAX_TRAPS = 8
 _LEADING_CD = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+MIN_TRAP_TASKS = 2
+_BANNER = re.compile(r"^(?:\$\s|>\s|at\s+\S+|\S+\.\w+:\d+(?::\d+)?\s*$|[-=━─]{3,}|bun test v|npm ERR! A complete log|"
+                     r"\d+\s*[│|])")
+_ERROR_MARK = re.compile(r"\berror\b|\bfail(?:ed|ure|s)?\b|\bFAIL\b|[×✖✗]|^!\s|\bexception\b|\bnot found\b|"
+                         r"\bcannot\b|\bunexpected\b|\bexpected\b", re.I)
+_BOX = re.compile(r"[━─]{2,}.*$")
+_HARNESS_ERRORS = ("<tool_use_error>", "Sibling tool call errored", "interrupted by user", "[Request interrupted")
 _PLUMBING = re.compile(r"\s*(?:2>&1|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee)\b[^|&;]*)\s*")
 
 
@@ -63,30 +72,46 @@ def learn_checks(records: list[Record]) -> tuple[list[CheckConvention], int]:
     return out[:MAX_CHECKS], checked
 
 
-def learn_traps(records: list[Record]) -> list[Trap]:
-    """Recurring detours with their evidence and the files of the tasks that hit them."""
-    from habitus.learn.pitfalls import _detour_key, find_pitfalls
+def error_line(error: str) -> str:
+    """The line of a failure's output that says what went wrong: the first line marked as an error (`error`,
+    `×`, `✖`, `FAIL`, `!`, …), never the echoed script line (`$ biome check …`) or a location banner (`at a.ts:3`)."""
+    lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not _BANNER.match(ln)]
+    marked = [ln for ln in useful if _ERROR_MARK.search(ln)]
+    best = (marked or useful or lines or [""])[0]
+    return _BOX.sub("", best).strip()[:200]
 
-    pitfalls = find_pitfalls(records)
-    by_key: dict[str, list[Record]] = defaultdict(list)
+
+def _harness_noise(error: str) -> bool:
+    return any(marker in error for marker in _HARNESS_ERRORS)
+
+
+def learn_traps(records: list[Record]) -> list[Trap]:
+    """Command failures seen in `MIN_TRAP_TASKS` or more tasks (harness errors left out), each with its most
+    common failing form, error line and (when it differs) the command that passed after it."""
+    groups: dict[tuple[str, str], list[tuple[Record, str, str, str | None]]] = defaultdict(list)
     for rec in records:
         for d in rec.detours:
-            by_key[_detour_key(d)].append(rec)
+            if d.on != "command" or _harness_noise(d.error):
+                continue
+            failing = clean_check(d.failing)
+            key = check_key(failing) or ("command", " ".join(failing.split()[:2]))
+            fixing = clean_check(d.fixing) if d.fixing else None
+            groups[key].append((rec, failing, error_line(d.error), fixing if fixing != failing else None))
     traps = []
-    for p in pitfalls[:MAX_TRAPS]:
-        detours = [(rec, d) for rec in records for d in rec.detours
-                   if d.on == p.trigger.on and (p.trigger.on != "command" or
-                                                all(a.lower() in d.failing.lower() for a in p.trigger.all))]
-        if not detours:
+    for items in groups.values():
+        tasks = {rec.trace_id for rec, *_ in items}
+        if len(tasks) < MIN_TRAP_TASKS:
             continue
-        rec, d = sorted(detours, key=lambda rd: (rd[1].fixing is None, rd[1].failing))[0]
-        first_error = next((ln.strip() for ln in d.error.splitlines() if ln.strip()), "")
-        files = sorted({f for r in by_key[_detour_key(d)] for f in r.files_edited if not f.startswith("/")})
-        traps.append(Trap(failing=clean_check(d.failing) if check_key(d.failing) else d.failing[:200],
-                          error=first_error[:200], fixing=clean_check(d.fixing) if d.fixing else None,
-                          tasks=int(p.evidence.get("sessions", 1)), files=files[:20],
-                          last=max((r.date or "" for r, _ in detours), default="")))
-    return traps
+        failing = Counter(f for _, f, _, _ in items).most_common(1)[0][0]
+        errors = Counter(e for _, _, e, _ in items if e)
+        fixes = Counter(x for *_, x in items if x and x != failing)
+        files = sorted({f for rec, *_ in items for f in rec.files_edited if not f.startswith("/")})
+        traps.append(Trap(failing=failing[:200], error=errors.most_common(1)[0][0] if errors else "",
+                          fixing=fixes.most_common(1)[0][0] if fixes else None, tasks=len(tasks), files=files[:20],
+                          last=max((rec.date or "" for rec, *_ in items), default="")))
+    traps.sort(key=lambda t: (-t.tasks, t.failing))
+    return traps[:MAX_TRAPS]
 
 
 def learn_conventions(repomap: RepoMap, records: list[Record], repo: Path | None = None) -> None:
@@ -96,4 +121,4 @@ def learn_conventions(repomap: RepoMap, records: list[Record], repo: Path | None
     repomap.traps = learn_traps(change)
 
 
-__all__ = ["clean_check", "learn_checks", "learn_conventions", "learn_traps"]
+__all__ = ["clean_check", "error_line", "learn_checks", "learn_conventions", "learn_traps"]

@@ -234,7 +234,11 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         c.reasons.append("named in the task")
     for path, names in defining_files(tt, code).items():
         cand(path).features["defines"] = 1.0
-        cand(path).reasons.append("defines " + ", ".join(f"`{n}`" for n in names[:3]) + ", named in the task")
+        stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+        told = [n for n in names if n.lower() != stem]  # the file's own name is already "named in the task"
+        if told or "named in the task" not in cand(path).reasons:
+            cand(path).reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
+                                      + ", named in the task")
     for path, phrases in quoted_files(tt, worktree).items():
         if path in code.files:
             cand(path).features["quoted"] = 1.0
