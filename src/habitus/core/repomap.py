@@ -37,9 +37,10 @@ class FileProfile:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FileProfile:
-        return cls(tasks=int(data.get("tasks", 0)),
-                   terms={str(k): int(v) for k, v in (data.get("terms") or {}).items()},
-                   places={str(k): int(v) for k, v in (data.get("places") or {}).items()},
+        # the term and place counts are read as stored (str -> int from our own JSON): recall reads every
+        # profile of a repo on each prompt, and converting each entry cost more than the rest of the read
+        return cls(tasks=int(data.get("tasks", 0)), terms=dict(data.get("terms") or {}),
+                   places=dict(data.get("places") or {}),
                    last=str(data.get("last") or ""), named=int(data.get("named", 0)),
                    named_edited=int(data.get("named_edited", 0)),
                    examples=[str(x) for x in data.get("examples") or []])

@@ -14,14 +14,16 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-_PLAN_LEAD = re.compile(r"^\s*(?:please\s+)?implement\s+(?:the\s+following|this)\s+plan\s*:?\s*", re.I)
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
-_TITLE_LABEL = re.compile(r"^(?:plan|fix|bug\s*fix|feature|task|goal|refactor|chore)\s*:\s*", re.I)
-_CONTEXT_HEADS = re.compile(r"^(?:context|contexte|background|problem|motivation|summary|overview|why|goal|goals|"
+from habitus.core.lazyre import lazy_re
+
+_PLAN_LEAD = lazy_re(r"^\s*(?:please\s+)?implement\s+(?:the\s+following|this)\s+plan\s*:?\s*", re.I)
+_HEADING = lazy_re(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
+_TITLE_LABEL = lazy_re(r"^(?:plan|fix|bug\s*fix|feature|task|goal|refactor|chore)\s*:\s*", re.I)
+_CONTEXT_HEADS = lazy_re(r"^(?:context|contexte|background|problem|motivation|summary|overview|why|goal|goals|"
                             r"objective|issue|root cause)\b", re.I)
 # Claude Code's note under a plan accepted in plan mode: harness text, not the user's words
-_PLAN_TRAILER = re.compile(r"\n\s*If you need specific details from before exiting plan mode.*\Z", re.S)
-_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_PLAN_TRAILER = lazy_re(r"\n\s*If you need specific details from before exiting plan mode.*\Z", re.S)
+_FENCE = lazy_re(r"```.*?(?:```|\Z)", re.S)
 
 # harness commands that start no task (their text is `/name args` after the Claude reader)
 NOISE_COMMANDS = frozenset({
@@ -79,13 +81,13 @@ def is_followup(text: str) -> bool:
     return len(words) <= FOLLOWUP_MAX_WORDS and words[0] in _FOLLOWUP_LEADS and not PATH_LIKE.search(text)
 
 
-PATH_LIKE = re.compile(r"(?<![\w/.@-])((?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7}|"
+PATH_LIKE = lazy_re(r"(?<![\w/.@-])((?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7}|"
                        r"(?:[\w@.+-]+/)+[\w@.+-]+)(?![\w/])")
-_BACKTICK = re.compile(r"`([^`\n]{2,120})`")
-_IDENT = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*)"
+_BACKTICK = lazy_re(r"`([^`\n]{2,120})`")
+_IDENT = lazy_re(r"(?<![\w$.])([A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*)"
                     r"(?![\w$])")
-_QUOTED = re.compile(r"[\"“”«]([^\"“”«»\n]{3,240})[\"“”»]")
-_URLISH = re.compile(r"^(?:https?:|www\.|[\w.-]+@)")
+_QUOTED = lazy_re(r"[\"“”«]([^\"“”«»\n]{3,240})[\"“”»]")
+_URLISH = lazy_re(r"^(?:https?:|www\.|[\w.-]+@)")
 
 
 def _plan_body(text: str) -> str | None:

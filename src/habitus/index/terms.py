@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from habitus.core.lazyre import lazy_re
 from habitus.index.tokenize import tokenize
 
 _STOP_TEXT = """
@@ -47,7 +48,7 @@ def stem(word: str) -> str:
     return word
 
 
-_URL = re.compile(r"https?://\S+|\b[0-9a-f]{7,64}\b|\b\d[\d:.,-]*\b")
+_URL = lazy_re(r"https?://\S+|\b[0-9a-f]{7,64}\b|\b\d[\d:.,-]*\b")
 
 
 def terms(text: str) -> list[str]:

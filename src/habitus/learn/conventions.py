@@ -19,21 +19,22 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from habitus.core.lazyre import lazy_re
 from habitus.core.record import Record
 from habitus.core.repomap import CheckConvention, RepoMap, Trap
 from habitus.learn.checks import check_key, check_of
 
 MAX_CHECKS = 5
 MAX_TRAPS = 8
-_LEADING_CD = re.compile(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_LEADING_CD = lazy_re(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
 MIN_TRAP_TASKS = 2
-_BANNER = re.compile(r"^(?:\$\s|>\s|at\s+\S+|\S+\.\w+:\d+(?::\d+)?\s*$|[-=━─]{3,}|bun test v|npm ERR! A complete log|"
+_BANNER = lazy_re(r"^(?:\$\s|>\s|at\s+\S+|\S+\.\w+:\d+(?::\d+)?\s*$|[-=━─]{3,}|bun test v|npm ERR! A complete log|"
                      r"\d+\s*[│|])")
-_ERROR_MARK = re.compile(r"\berror\b|\bfail(?:ed|ure|s)?\b|\bFAIL\b|[×✖✗]|^!\s|\bexception\b|\bnot found\b|"
+_ERROR_MARK = lazy_re(r"\berror\b|\bfail(?:ed|ure|s)?\b|\bFAIL\b|[×✖✗]|^!\s|\bexception\b|\bnot found\b|"
                          r"\bcannot\b|\bunexpected\b|\bexpected\b", re.I)
-_BOX = re.compile(r"[━─]{2,}.*$")
+_BOX = lazy_re(r"[━─]{2,}.*$")
 _HARNESS_ERRORS = ("<tool_use_error>", "Sibling tool call errored", "interrupted by user", "[Request interrupted")
-_PLUMBING = re.compile(r"\s*(?:2>&1|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee)\b[^|&;]*)\s*")
+_PLUMBING = lazy_re(r"\s*(?:2>&1|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee)\b[^|&;]*)\s*")
 
 
 def clean_check(command: str) -> str:

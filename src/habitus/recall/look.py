@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from habitus.core.lazyre import lazy_re
 from habitus.core.tasktext import is_followup, is_noise
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ MAX_CHECKS = 3
 MIN_CHECK_SHARE = 0.1  # a check run by fewer of the repo's checked tasks than this is not a convention
 MIN_CHECK_TASKS = 2
 MAX_TRAPS = 2
-_ASKS_WHERE = re.compile(r"\bwhere\b|\bwhich (?:file|files|module|component|class|function)\b|\bfind (?:the )?"
+_ASKS_WHERE = lazy_re(r"\bwhere\b|\bwhich (?:file|files|module|component|class|function)\b|\bfind (?:the )?"
                          r"(?:file|code|place)\b|\blocate\b|\bwhat file", re.I)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from habitus.core.lazyre import lazy_re
 from habitus.core.tasktext import TaskText
 
 if TYPE_CHECKING:
@@ -52,11 +53,11 @@ DEFAULT_MODEL = {"bias": -3.0, "named": 2.6, "named_strong": 0.8, "named_code_on
                  "named_rate": 1.0, "defines": 1.6, "quoted": 1.6, "map": 1.0, "map_top": 0.3, "vote": 1.0, "code": 0.3,
                  "code_top": 0.1,
                  "base": 1.0}
-_STRONG_LINE = re.compile(r"^\s*(?:#{1,6}\s|[-*]?\s*\**\s*(?:files?|path|location|in|modify|edit|create|update)"
+_STRONG_LINE = lazy_re(r"^\s*(?:#{1,6}\s|[-*]?\s*\**\s*(?:files?|path|location|in|modify|edit|create|update)"
                           r"\b[^:\n]{0,30}:)", re.I)
-_STRONG_HEADING = re.compile(r"\b(?:files?|changes?|modif\w*|implement\w*|approach|fix\w*|steps?|where)\b", re.I)
-_FENCE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
-_COMMAND_LINE = re.compile(r"^\s*[-*\d.)]*\s*`?(?:\$\s*)?(?:bun|npm|npx|pnpm|yarn|node|deno|python3?|uv|go|cargo|make|"
+_STRONG_HEADING = lazy_re(r"\b(?:files?|changes?|modif\w*|implement\w*|approach|fix\w*|steps?|where)\b", re.I)
+_FENCE_BLOCK = lazy_re(r"```.*?(?:```|\Z)", re.S)
+_COMMAND_LINE = lazy_re(r"^\s*[-*\d.)]*\s*`?(?:\$\s*)?(?:bun|npm|npx|pnpm|yarn|node|deno|python3?|uv|go|cargo|make|"
                            r"bash|sh|git|cd|cat|ls|rg|grep)\s", re.I)
 
 
