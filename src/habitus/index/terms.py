@@ -28,24 +28,31 @@ implement implementation implemented plan plans following context change changes
 updated updating add adds added adding fix fixes fixed fixing remove removes removed removing
 file files line lines code step steps task tasks approach verification verify run running should"""
 STOP_WORDS = frozenset(_STOP_TEXT.split())
-_SUFFIXES = ("izations", "ization", "ational", "ations", "ation", "ators", "ator", "ities", "ity", "iveness",
-             "ments", "ment", "ness", "ings", "ing", "ions", "ion", "ies", "ied", "ers", "er", "ed", "es", "ly",
-             "ate", "s", "e", "y")
+_INFLECTIONS = ("ings", "ing", "ies", "ied", "ed", "es", "s")
+_DERIVATIONS = ("izations", "ization", "ational", "ations", "ation", "ators", "ator", "ities", "ity", "iveness",
+                "ments", "ment", "ness", "ions", "ion", "ers", "er", "ate", "at", "ly", "e", "y")
 MIN_STEM = 3
+
+
+def _strip(word: str, suffixes: tuple[str, ...]) -> str:
+    for suffix in suffixes:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            if suffix == "s" and word[-2] in "siu":
+                return word  # "process", "status", "analysis" are not plurals
+            base = word[: -len(suffix)]
+            if suffix in ("ing", "ings", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "ls":
+                base = base[:-1]  # "running" -> "run", "mapped" -> "map"
+            return base
+    return word
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light suffix-stripping stem (never shorter than MIN_STEM letters); digits and short words unchanged."""
-    if len(word) <= MIN_STEM + 1 or not word.isalpha():
+    """A light stem: one inflection (-s, -es, -ed, -ing) then one derivation (-ation, -ator, -ate, -ity, -er, -e,
+    -y, …) stripped, never below MIN_STEM letters; digits and short words unchanged."""
+    if len(word) <= MIN_STEM or not word.isalpha():
         return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
-            base = word[: -len(suffix)]
-            if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "aeiouls":
-                base = base[:-1]  # "running" -> "run", "mapped" -> "map"
-            return base
-    return word
+    return _strip(_strip(word, _INFLECTIONS), _DERIVATIONS)
 
 
 _URL = lazy_re(r"https?://\S+|\b[0-9a-f]{7,64}\b|\b\d[\d:.,-]*\b")
