@@ -155,3 +155,18 @@ def test_real_history_links_sessions_to_commits(corpus: Path, tmp_path: Path) ->
     assert len(sessions) == 98
     assert sum(1 for s in sessions if s.commits) == 93
     assert all(s.base_commit for s in sessions if s.commits)
+
+
+def test_doctor_finds_the_checkpoint_branch_and_says_how_to_read_it(entire_repo: tuple[Path, dict[str, str]],
+                                                                    tmp_path: Path) -> None:
+    repo, _ = entire_repo
+    env = {**os.environ, "HABITUS_HOME": str(tmp_path / "home")}
+    done = subprocess.run([*HABITUS, "doctor", "--repo", str(repo), "--json"], capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)["entire"]
+    assert found["ref"] == "refs/heads/entire/checkpoints/v1"
+    assert found["ingest"] == f"habitus ingest --git-branch entire/checkpoints/v1 --repo {repo}"
+    elsewhere = subprocess.run([*HABITUS, "doctor", "--repo", str(tmp_path), "--json"], capture_output=True,
+                               text=True, env=env)
+    assert json.loads(elsewhere.stdout)["entire"] is None

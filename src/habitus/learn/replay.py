@@ -306,6 +306,22 @@ def describe(verdict: dict[str, Any]) -> str:
             f"{m.get('net', 0):g}" + ("" if verdict["accepted"] else "; " + "; ".join(verdict["reasons"])))
 
 
+def describe_map(summary: dict[str, Any]) -> str:
+    """One line for `habitus learn`: the repo map built, and its where-to-look verdict in plain words."""
+    figures = summary.get("out_of_sample") or {}
+    head = (f"repo map: {summary['tasks']} change tasks, {summary['files']} files, checks "
+            f"{', '.join(summary['checks']) or '-'}, {summary['traps']} traps")
+    if figures:
+        head += (f"; where-to-look on past tasks it had not seen: {figures['helped']}/{figures['tasks']} tasks got a "
+                 f"right file, {figures['right']}/{figures['handed']} files right, "
+                 f"{figures['handovers'] - figures['helped']}/{figures['handovers']} hand-overs wrong")
+    if summary.get("accepted"):
+        limits = summary["thresholds"]
+        return head + (f" (model {summary.get('model')}; hand-over at chance ≥ {limits.get('handover_chance')}, "
+                       f"files at ≥ {limits.get('min_chance')})")
+    return head + f"; where-to-look REJECTED, {summary.get('kept')}: " + "; ".join(summary.get("reasons") or [])
+
+
 def gate_build(conn: Any, subject: str, records: list[Record], candidate: list[Workflow], *,
                repo: Path | None = None) -> ReplayVerdict:
     """The gate as `learn` runs it: current memory from the store (active workflows), the candidate plus the
