@@ -149,3 +149,19 @@ def test_cli_recall_json_lists_files_checks_and_the_abstention(learned: LearnedR
     assert data["files"][0] == "src/invoices/InvoiceTable.tsx" and "npm test" in data["checks"]
     assert "named in the task" in data["where"]["files"][0]["why"]
     assert data["abstained"] is None and data["chars"] <= 2_000
+
+
+def test_similar_past_tasks_score_exactly_like_bm25_over_their_term_sets() -> None:
+    import random
+
+    from habitus.core.repomap import PastTask
+    from habitus.recall.where import bm25_normalised, similar_tasks
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(80)]
+    past = [PastTask(terms=rng.sample(vocab, rng.randint(3, 12)), files=["a.ts"]) for _ in range(200)]
+    query = rng.sample(vocab, 9)
+    fast = similar_tasks(query, past)
+    generic = bm25_normalised(query, {str(i): dict.fromkeys(t.terms, 1) for i, t in enumerate(past)})
+    assert len(fast) == len(generic) > 0
+    assert all(abs(score - generic[str(i)]) < 1e-12 for i, score in fast)

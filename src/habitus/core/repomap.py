@@ -95,8 +95,9 @@ class PastTask:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PastTask:
-        return cls(terms=[str(t) for t in data.get("terms") or []], files=[str(f) for f in data.get("files") or []],
-                   title=str(data.get("title") or ""), date=str(data.get("date") or ""))
+        # read as stored (our own JSON): a map holds up to MAX_PAST of these and recall reads them all
+        return cls(terms=data.get("terms") or [], files=data.get("files") or [], title=data.get("title") or "",
+                   date=data.get("date") or "")
 
 
 @dataclass

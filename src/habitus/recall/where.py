@@ -271,16 +271,42 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
     return list(found.values())
 
 
+def similar_tasks(query: list[str], past: list[object], k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
+    """(index, score) of the past tasks sharing a term with the query, best first: BM25 over each task's set of
+    terms, normalised like `bm25_normalised` (one pass over the tasks; no per-task dictionaries)."""
+    from habitus.core.repomap import PastTask
+
+    wanted = set(query)
+    hits: list[tuple[int, set[str], int]] = []
+    df: dict[str, int] = {}
+    total = 0
+    for i, task in enumerate(past):
+        assert isinstance(task, PastTask)
+        total += len(task.terms)
+        shared = wanted.intersection(task.terms)
+        if shared:
+            hits.append((i, shared, len(task.terms)))
+            for term in shared:
+                df[term] = df.get(term, 0) + 1
+    if not hits:
+        return []
+    n, avg = len(past), total / len(past) or 1.0
+    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+    top = sum(idf.values()) or 1.0
+    scored = [(i, sum(idf[t] for t in shared) * (k1 + 1) / (1 + k1 * (1 - b + b * length / avg)) / top)
+              for i, shared, length in hits]
+    return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
+
+
 def similar_votes(query: list[str], repomap: RepoMap, live: dict[str, object]) -> dict[str, tuple[float, list[str]]]:
     """file -> (share of the similarity of the SIMILAR_TASKS most similar past tasks that changed it, their titles)."""
     if not query or not repomap.past:
         return {}
-    sims = bm25_normalised(query, {str(i): dict.fromkeys(t.terms, 1) for i, t in enumerate(repomap.past)})
-    top = sorted(sims.items(), key=lambda kv: -kv[1])[:SIMILAR_TASKS]
+    top = similar_tasks(query, repomap.past)[:SIMILAR_TASKS]
     total = sum(s for _, s in top)
     votes: dict[str, tuple[float, list[str]]] = {}
-    for key, sim in top:
-        past = repomap.past[int(key)]
+    for index, sim in top:
+        past = repomap.past[index]
         for path in past.files:
             if path in live:
                 share, titles = votes.get(path, (0.0, []))
