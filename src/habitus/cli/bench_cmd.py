@@ -177,6 +177,8 @@ def replay_cmd(
                                                       "rest are replayed."),
     before: str = typer.Option(None, "--before", help="Learn from sessions started before this date (ISO) instead "
                                                        "of --split."),
+    until: str = typer.Option(None, "--until", help="Leave out sessions started at or after this date (ISO): an "
+                                                     "inner evaluation on an earlier part of the history."),
     selectors: list[str] = typer.Option(None, "--selectors", "-s",
                                         help="habitus | none | most-changed | similar-task | file-bm25 | code-bm25. "
                                              "Repeatable (or comma-separated); default all."),
@@ -191,7 +193,7 @@ def replay_cmd(
 
     chosen = [s.strip() for item in (selectors or []) for s in item.split(",") if s.strip()] or None
     try:
-        run = run_replay(repo, split=split, before=before, selectors=chosen,
+        run = run_replay(repo, split=split, before=before, until=until, selectors=chosen,
                          progress=None if as_json else lambda m: stderr.print(m, highlight=False))
     except (ReplayError, StoreError) as exc:
         fail(str(exc))

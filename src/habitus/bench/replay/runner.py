@@ -107,9 +107,10 @@ def checkout(worktree: Path, commit: str) -> None:
 
 
 def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | None = None,
-               selectors: list[str] | None = None, store_path: Path | str | None = None,
+               until: str | None = None, selectors: list[str] | None = None, store_path: Path | str | None = None,
                progress: Callable[[str], None] | None = None) -> ReplayRun:
-    """Replay the repo's recorded tasks (see the module docstring)."""
+    """Replay the repo's recorded tasks (see the module docstring); `until` leaves out sessions started at or after
+    that date (an inner evaluation on an earlier part of the history)."""
     from habitus.capture.subject import repo_root, repo_subject
     from habitus.core.subject import subject_root_commit
     from habitus.index.code import code_index
@@ -131,6 +132,9 @@ def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | 
         tasks, traces = load_tasks(store, subject, root)
     finally:
         store.close()
+    if until:
+        keep = [i for i, t in enumerate(tasks) if t.started < until]
+        tasks, traces = [tasks[i] for i in keep], [traces[i] for i in keep]
     if len(tasks) < 2:
         raise ReplayError(f"{len(tasks)} recorded sessions of {root} in the store: ingest its sessions first "
                           "(habitus ingest, or --git-branch entire/checkpoints/v1 --repo PATH)")
@@ -141,7 +145,7 @@ def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | 
                           "known start commit")
     by_id = {t.id: tr for t, tr in zip(tasks, traces, strict=True)}
     run = ReplayRun(repo=str(root), subject=subject, selectors=chosen, history=history, tasks=later,
-                    split={"share": split if not before else None, "before": before,
+                    split={"share": split if not before else None, "before": before, "until": until,
                            "history_until": history[-1].started, "tasks_from": later[0].started})
     tmp = Path(tempfile.mkdtemp(prefix="habitus-replay-"))
     try:
