@@ -165,3 +165,13 @@ def test_similar_past_tasks_score_exactly_like_bm25_over_their_term_sets() -> No
     generic = bm25_normalised(query, {str(i): dict.fromkeys(t.terms, 1) for i, t in enumerate(past)})
     assert len(fast) == len(generic) > 0
     assert all(abs(score - generic[str(i)]) < 1e-12 for i, score in fast)
+
+
+@pytest.mark.parametrize("task", ["Hide the tooltip on the revenue chart when the report is empty",
+                                  "Sort the unpaid invoices by due date in the report",
+                                  "Highlight the invoice total when a payment is late"])
+def test_everyday_change_verbs_are_changes_even_when_the_task_names_a_report(task: str) -> None:
+    """"report", "list", "trace" are nouns here: a task that starts with a change verb asks for a change."""
+    from habitus.recall.intent import classify_intent
+
+    assert classify_intent(task) == "change"

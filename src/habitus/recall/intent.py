@@ -50,6 +50,9 @@ delete deleting rename renaming refactor refactoring change changing modify modi
 move moving support introduce replace replacing bump upgrade migrate migrating convert port extract
 split merge wire hook register enable disable toggle allow expose install configure set patch build
 insert append extend improve optimize optimise speed reduce increase drop deprecate handle resolve
+hide display highlight sort align center style color colour validate cache format clarify mention mark group
+redesign surface propagate block filter expand collapse clean tidy polish simplify restore revert rewrite tweak
+adjust prevent avoid ensure rework reorder swap persist store render translate localize localise document
 """)
 
 _INSPECT_VERBS = _wordset("""
