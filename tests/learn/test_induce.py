@@ -228,3 +228,14 @@ def test_a_pitfall_naming_a_command_no_session_ran_successfully_is_not_vetted():
             for i in range(2)]
     [p] = find_pitfalls(runs, Allowlist.build(["pytest -q"]))
     assert p.evidence["vetted"] is False
+
+
+def test_the_same_kind_in_two_modules_gives_two_workflows_named_by_their_phrase_not_a_file():
+    """The same words in two modules: no cue tells them apart, yet each module's runs are one kind of task
+    (issue 13: workflows were named after files, `Add todo/cli.py`)."""
+    recs = [_rec(tid, f"Add an API endpoint `/v{i}` for exports", [Place(f"{mod}/api.py", ["routes"])],
+                 [f"route('/v{i}')"])
+            for i, (tid, mod) in enumerate([("a", "billing"), ("bb", "billing"), ("ccc", "users"), ("dddd", "users")])]
+    workflows = induce(recs, "subj")
+    assert len(workflows) == 2
+    assert all(w.name == "Add api endpoint" and ".py" not in w.id for w in workflows), [w.id for w in workflows]

@@ -7,8 +7,9 @@ their typical position, each with a `do` sentence built from a representative ed
 the task's values replaced by blanks; checks are the commands most runs passed (last passing
 form); pitfalls are recurring or costly detours with a trigger that no successful command of the
 group matches; cues are phrases common to the group's tasks and rare in other groups'. Only kinds
-that truly recur become workflows: a group needs `MIN_RUNS` successful runs and a cue phrase of two
-or more words their tasks share (a pasted plan counts with its title and context); a one-off task
+that truly recur become workflows: a group needs `MIN_RUNS` successful runs whose tasks share a phrase
+of two or more words (`shared_phrase`; a pasted plan counts with its title and context), which also
+names the workflow when no cue tells it apart from other groups; a one-off task
 feeds the repo map (`habitus.learn.repomap`) instead.
 """
 
@@ -79,6 +80,19 @@ def kind_text(task: str) -> str:
 
     tt = read_task(task)
     return f"{tt.title}\n{tt.context}" if tt.is_plan else task
+
+
+def shared_phrase(tasks: list[str]) -> str | None:
+    """The phrase of two or more words (values left out) that at least half of the tasks use — one not led by an
+    action word first, then the longest, then the most common; None when they share none: what makes runs at the
+    same places one *kind* of task."""
+    counts: Counter[str] = Counter()
+    for text in tasks:
+        counts.update(p for p in phrases(text) if " " in p)
+    need = max(2, (len(tasks) + 1) // 2)
+    # a phrase that names the object ("api endpoint") before one led by the action every task has ("add an api")
+    shared = [(p.split()[0] not in _VERBS, len(p.split()), c, p) for p, c in counts.items() if c >= need]
+    return max(shared)[3] if shared else None
 
 
 def place_keys(rec: Record) -> set[tuple[str, tuple[str, ...]]]:
@@ -275,11 +289,12 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
         steps.append(WorkflowStep(do=_do_sentence(key, examples, verb), place=Place(file=key[0], chain=list(key[1]))))
     values = [v for m in maps_list for v in m.values()]
     values += [v for r in good for v in task_values(r.task).values()]
+    kind = shared_phrase([kind_text(r.task) for r in good])
+    if kind is None:
+        return None  # the runs share places but no phrase: one-off tasks that touched the same files
     cues = choose_cues([kind_text(r.task) for r in good], [kind_text(t) for t in other_tasks], values=values)
-    if not any(" " in c for c in cues):
-        return None  # the runs share places but no phrase (a shared word like "shows" is no kind of task)
     step_cues = _step_cues(good, keys, steps, values)
-    name = _name(cues, steps, [r.task for r in good])
+    name = _name(cues or [kind], steps, [r.task for r in good])
     use_when = generalize(good[-1].task, maps.get(good[-1].trace_id, {}))
     digest = hashlib.sha1(("|".join(sorted(f"{k[0]}:{'/'.join(k[1])}" for k in keys)) + (subject or "")).encode())
     wf = Workflow(
