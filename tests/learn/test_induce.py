@@ -239,3 +239,16 @@ def test_the_same_kind_in_two_modules_gives_two_workflows_named_by_their_phrase_
     workflows = induce(recs, "subj")
     assert len(workflows) == 2
     assert all(w.name == "Add api endpoint" and ".py" not in w.id for w in workflows), [w.id for w in workflows]
+
+
+@pytest.mark.parametrize(("line", "values", "expected"), [
+    ('print(f"added: {item}")', {"verb": "add"}, 'print(f"added: {item}")'),  # a fill once wrote `doneed`
+    ('case "exportSvg": run()', {"command": "exportSvg"}, 'case "{command}": run()'),
+    ("toggleGridHandler(); toggleGrid()", {"cmd": "toggleGrid"}, "toggleGridHandler(); {cmd}()"),
+    ('bind("Alt+E")', {"key": "Alt+E"}, 'bind("{key}")'),
+    ("| SKETCH_SNAP_PX | 8 |", {"var": "SKETCH_SNAP_PX", "default": "8"}, "| {var} | {default} |"),
+])
+def test_values_become_blanks_only_where_they_stand_as_whole_tokens(line, values, expected):
+    from habitus.learn.cues import generalize
+
+    assert generalize(line, values) == expected
