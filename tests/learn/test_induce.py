@@ -252,3 +252,12 @@ def test_values_become_blanks_only_where_they_stand_as_whole_tokens(line, values
     from habitus.learn.cues import generalize
 
     assert generalize(line, values) == expected
+
+
+def test_a_phrase_only_ever_negated_is_never_learned_as_a_cue():
+    """Recall drops negated clauses before matching cues, so such a cue could never fire (issue 13)."""
+    recs = [_rec(tid, f"Toggle the grid from the view menu `{cmd}`; do not add a keyboard shortcut",
+                 [Place("web/app.ts", ["class App"])], [f"{cmd}()"])
+            for tid, cmd in (("a", "toggleGrid"), ("bb", "toggleRuler"), ("ccc", "toggleSnap"))]
+    [wf] = induce(recs, "subj")
+    assert wf.cues.any and not any("keyboard" in c or "shortcut" in c for c in wf.cues.any), wf.cues.any

@@ -75,11 +75,13 @@ class Group:
 
 def kind_text(task: str) -> str:
     """The words that say what kind of task it is: a pasted plan's title and context (its body is about code
-    and names the details of this one change), else the whole task."""
+    and names the details of this one change), else the whole task; negated clauses left out, as recall
+    leaves them out before matching cues (a cue learned from "do not add a keyboard shortcut" could never fire)."""
     from habitus.core.tasktext import read_task
+    from habitus.recall.negation import strip_negated
 
     tt = read_task(task)
-    return f"{tt.title}\n{tt.context}" if tt.is_plan else task
+    return strip_negated(f"{tt.title}\n{tt.context}" if tt.is_plan else task)
 
 
 def shared_phrase(tasks: list[str]) -> str | None:
