@@ -141,7 +141,7 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
             from habitus.learn.replay import replay_repo
             from habitus.learn.repomap import learn_repo_map
 
-            report.maps.append(learn_repo_map(conn, subj, records, replay_repo(records, subj, repo_path)))
+            report.maps.append(learn_repo_map(conn, subj, records, replay_repo(records, subj, repo_path), gate=gate))
         workflows = induce(records, subj)
         carry_ids(workflows, load_workflows(conn, subj, status=None, origin="learned"))  # never an import's id
         if annotate and workflows:

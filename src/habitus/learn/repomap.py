@@ -103,10 +103,11 @@ def build_repo_map(records: list[Record], subject: str | None, *, repo: Path | N
 
 
 
-def learn_repo_map(conn: object, subject: str, records: list[Record], repo: Path | None) -> dict[str, object]:
+def learn_repo_map(conn: object, subject: str, records: list[Record], repo: Path | None, *,
+                   gate: bool = True) -> dict[str, object]:
     """Build the subject's map from its records, judge its where-to-look (`habitus.learn.replay.map_verdict`)
-    and store it; a rejected where-to-look keeps the current map, or (none yet) is stored switched off so the
-    repo's checks and traps are still handed over. Returns a summary for the learn report."""
+    and store it (`gate=False`: unjudged); a rejected where-to-look keeps the current map, or (none yet) is stored
+    switched off so the repo's checks and traps are still handed over. Returns a summary for the learn report."""
     import sqlite3
 
     from habitus.core.subject import subject_root_commit
@@ -122,7 +123,8 @@ def learn_repo_map(conn: object, subject: str, records: list[Record], repo: Path
         _root, head, _subj = repo_facts(repo)
         code = code_index(repo, head, cache_key=subject_root_commit(subject)) if head else None
     repomap = build_repo_map(records, subject, repo=repo, code=code)
-    verdict = map_verdict(repomap.calibration.get("out_of_sample"))
+    verdict = map_verdict(repomap.calibration.get("out_of_sample")) if gate else \
+        {"accepted": True, "reasons": [], "skipped": "saved without the gate (--no-gate)"}
     kept = "new"
     if not verdict["accepted"]:
         current = load_repo_map(conn, subject)
