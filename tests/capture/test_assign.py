@@ -60,3 +60,14 @@ def test_without_files_nothing_is_assigned(tmp_path: Path, monkeypatch) -> None:
     with open_store(tmp_path / "h.db") as store:
         report = ingest_paths(None, store, repo=mine)
         assert report.traces == 0 and store.get_trace("gone") is None
+
+
+def test_cli_ingest_with_a_repo_that_is_not_a_git_repository_is_a_one_line_error(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    session = _session(tmp_path / "t", "s", "/nonexistent/x")
+    done = subprocess.run([sys.executable, "-m", "habitus", "ingest", "--repo", str(tmp_path / "plain"), str(session)],
+                          capture_output=True, text=True, env={**os.environ, "HABITUS_HOME": str(tmp_path / "h")})
+    assert done.returncode == 1 and "is not a git repository with a commit" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
