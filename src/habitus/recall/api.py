@@ -70,12 +70,12 @@ class RecallResult:
     @property
     def files(self) -> list[str]:
         """Every file the hand-over points at, in the order shown (moved files at their new path)."""
+        from habitus.recall.handover import step_file
+
         out: dict[str, None] = dict.fromkeys(c.file for c in self.look.files) if self.look else {}
         for sel in self.selected:
             for n in sel.shown_steps():
-                place = sel.workflow.steps[n - 1].place
-                state = sel.step_state(n)
-                path = state.file if state and state.file else place.file if place else None
+                path = step_file(sel, n)
                 if path:
                     out.setdefault(path, None)
         return list(out)

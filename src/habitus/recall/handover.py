@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from habitus.recall.render import one_command, render
+from habitus.recall.render import _code, one_command, render
 
 if TYPE_CHECKING:
     from habitus.recall.look import Look
@@ -29,10 +29,6 @@ def quote(text: str, limit: int = MAX_QUOTE) -> str:
     """`text` as quoted data: one line, no backticks or double quotes inside, at most `limit` characters."""
     flat = re.sub(r"\s+", " ", text.replace("`", "'").replace('"', "'")).strip()
     return '"' + (flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…") + '"'
-
-
-def _code(text: str) -> str:
-    return f"`{text}`" if "`" not in text else f"``{text}``"
 
 
 def _why(reasons: list[str]) -> str:
@@ -72,15 +68,15 @@ def _map_parts(look: Look | None, selected: list[SelectedWorkflow]) -> list[str]
     """The map's sections in order of importance, without what the workflows already show."""
     if look is None:
         return []
-    shown_files = {f for sel in selected for n in sel.shown_steps()
-                   if (f := _step_file(sel, n))}
+    shown_files = {f for sel in selected for n in sel.shown_steps() if (f := step_file(sel, n))}
     shown_checks = {c for sel in selected for c in sel.live_checks()}
     parts = [where_section(look, shown_files), checks_section(look, shown_checks), traps_section(look) if look.traps
              else ""]
     return [p for p in parts if p]
 
 
-def _step_file(sel: SelectedWorkflow, number: int) -> str | None:
+def step_file(sel: SelectedWorkflow, number: int) -> str | None:
+    """The file a shown workflow step points at: where validation found it (a moved file), else its place."""
     place = sel.workflow.steps[number - 1].place
     state = sel.step_state(number)
     return state.file if state and state.file else place.file if place else None
@@ -121,4 +117,4 @@ def render_handover(look: Look | None, selected: list[SelectedWorkflow], budget:
     return (HEAD + "\n\n" + parts[0] + "\n")[:budget]
 
 
-__all__ = ["HEAD", "quote", "render_handover"]
+__all__ = ["HEAD", "quote", "render_handover", "step_file"]
