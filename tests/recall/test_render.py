@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from habitus.recall.render import SelectedWorkflow, render
+from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
 from habitus.recall.validate import CheckState, StepState, Validation
 
 from .conftest import shortcut_workflow
