@@ -75,12 +75,16 @@ def learn_checks(records: list[Record]) -> tuple[list[CheckConvention], int]:
 
 def error_line(error: str) -> str:
     """The line of a failure's output that says what went wrong: the first line marked as an error (`error`,
-    `×`, `✖`, `FAIL`, `!`, …), never the echoed script line (`$ biome check …`) or a location banner (`at a.ts:3`)."""
-    lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
-    useful = [ln for ln in lines if not _BANNER.match(ln)]
+    `×`, `✖`, `FAIL`, `!`, …), never the echoed script line (`$ biome check …`) or a location banner (`at a.ts:3`),
+    and never a line that names a command, a URL or markup (`habitus.core.quarantine`: tool output is evidence,
+    never instruction); "" when no line qualifies."""
+    from habitus.core.quarantine import Allowlist, unsupported
+
+    lines = [_BOX.sub("", ln).strip() for ln in error.splitlines()[:200]]
+    safe = [ln for ln in lines if ln and unsupported(ln, Allowlist()) is None]
+    useful = [ln for ln in safe if not _BANNER.match(ln)]
     marked = [ln for ln in useful if _ERROR_MARK.search(ln)]
-    best = (marked or useful or lines or [""])[0]
-    return _BOX.sub("", best).strip()[:200]
+    return (marked or useful or [""])[0][:200]
 
 
 def _harness_noise(error: str) -> bool:
@@ -116,10 +120,24 @@ def learn_traps(records: list[Record]) -> list[Trap]:
 
 
 def learn_conventions(repomap: RepoMap, records: list[Record], repo: Path | None = None) -> None:
-    """Fill the map's checks and traps from the task records."""
+    """Fill the map's checks and traps from the task records, keeping only commands the repo's sessions ran
+    successfully (`habitus.learn.allowlist`): a hand-over shows them as something to run."""
+    from habitus.core.quarantine import Allowlist, unsupported
+    from habitus.learn.allowlist import record_successes
+
     change = [r for r in records if r.files_edited]
-    repomap.checks, repomap.checked_tasks = learn_checks(change)
-    repomap.traps = learn_traps(change)
+    allow = Allowlist.build(record_successes(records))
+
+    def may_run(command: str) -> bool:  # allowlisted, and no injection pattern, URL or markup
+        return unsupported(f"`{command}`", allow) is None
+
+    checks, repomap.checked_tasks = learn_checks(change)
+    repomap.checks = [c for c in checks if may_run(c.command)]
+    traps = [t for t in learn_traps(change) if may_run(t.failing)]
+    for trap in traps:
+        if trap.fixing and not may_run(trap.fixing):
+            trap.fixing = None
+    repomap.traps = traps
 
 
 __all__ = ["clean_check", "error_line", "learn_checks", "learn_conventions", "learn_traps"]

@@ -9,10 +9,10 @@ hand-over fits the budget; it never exceeds it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from habitus.recall.render import _code, one_command, render
+from habitus.recall.where import quote
 
 if TYPE_CHECKING:
     from habitus.recall.look import Look
@@ -20,15 +20,8 @@ if TYPE_CHECKING:
 
 HEAD = ("# habitus: what this repo's past work says about this task\n"
         "Hints from past sessions in this repo, checked against the current tree; verify before relying on them.")
-MAX_QUOTE = 90
 MIN_WORKFLOW_CHARS = 300  # below this a workflow cannot be shown usefully
 WORKFLOW_HEAD_CHARS = 160  # the heading block `render` puts above workflows (left out here)
-
-
-def quote(text: str, limit: int = MAX_QUOTE) -> str:
-    """`text` as quoted data: one line, no backticks or double quotes inside, at most `limit` characters."""
-    flat = re.sub(r"\s+", " ", text.replace("`", "'").replace('"', "'")).strip()
-    return '"' + (flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…") + '"'
 
 
 def _why(reasons: list[str]) -> str:

@@ -61,6 +61,15 @@ _COMMAND_LINE = lazy_re(r"^\s*[-*\d.)]*\s*`?(?:\$\s*)?(?:bun|npm|npx|pnpm|yarn|n
                            r"bash|sh|git|cd|cat|ls|rg|grep)\s", re.I)
 
 
+MAX_QUOTE = 90
+
+
+def quote(text: str, limit: int = MAX_QUOTE) -> str:
+    """`text` as quoted data: one line, no backticks or double quotes inside, at most `limit` characters."""
+    flat = re.sub(r"\s+", " ", text.replace("`", "'").replace('"', "'")).strip()
+    return '"' + (flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…") + '"'
+
+
 @dataclass
 class Candidate:
     """A file that some evidence points at, its features and the reasons in words."""
@@ -243,7 +252,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
     for path, phrases in quoted_files(tt, worktree).items():
         if path in code.files:
             cand(path).features["quoted"] = 1.0
-            cand(path).reasons.append(f'contains "{phrases[0][:60]}", quoted in the task')
+            cand(path).reasons.append(f"contains {quote(phrases[0], 60)}, quoted in the task")
     live = {p: prof for p, prof in repomap.files.items() if p in code.files}
     map_scores = bm25_normalised(query, {p: prof.terms for p, prof in live.items()}) if query else {}
     for rank, (path, score) in enumerate(sorted(map_scores.items(), key=lambda kv: (-kv[1], kv[0]))):
@@ -254,7 +263,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
     for path, (share, titles) in similar_votes(query, repomap, live).items():
         c = cand(path)
         c.features["vote"] = share
-        c.reasons.append(f"changed by similar past tasks ({'; '.join(titles[:2])})")
+        c.reasons.append("changed by similar past tasks (" + "; ".join(quote(t, 70) for t in titles[:2]) + ")")
     if code_docs is not None and query:
         code_scores = bm25_normalised(query, code_docs)
         for rank, (path, score) in enumerate(sorted(code_scores.items(), key=lambda kv: (-kv[1], kv[0]))):
@@ -321,12 +330,12 @@ def _named_rate(repomap: RepoMap) -> float:
 
 
 def _map_reason(prof: object, query: list[str]) -> str:
+    """'changed in N past tasks, e.g. "<title>"' (the title quoted as data: it is a past task's words)."""
     from habitus.core.repomap import FileProfile
 
     assert isinstance(prof, FileProfile)
-    shared = sorted((t for t in set(query) if t in prof.terms), key=lambda t: -prof.terms[t])[:3]
-    about = f" about {', '.join(shared)}" if shared else ""
-    return f"changed in {prof.tasks} past task{'s' if prof.tasks != 1 else ''}{about}"
+    example = f", e.g. {quote(prof.examples[0], 70)}" if prof.examples else ""
+    return f"changed in {prof.tasks} past task{'s' if prof.tasks != 1 else ''}{example}"
 
 
 def chance(features: dict[str, float], model: dict[str, float]) -> float:
