@@ -1,11 +1,13 @@
-"""Whole-process latency of `habitus recall` with 1,000 workflows and 10,000 records in the store.
+"""Whole-process latency of `habitus recall` with 1,000 workflows, 10,000 records and a repo map in the store.
 
 Builds a throw-away HABITUS_HOME and a small real git repo, fills the store with synthetic
 workflows (steps at the repo's files, cues drawn from a vocabulary) and records through
 `habitus.store.memory`, then times real CLI processes for a mix of tasks: ones whose cue fires
 (validation + render), unrelated ones (cue miss → BM25 fallback over all workflows), negated and
-inspect-only ones, and the prompt-submit hook (`habitus hook UserPromptSubmit`, which runs recall).
-Prints p50 / p95 / max wall and CPU time per entry point.
+inspect-only ones, a pasted plan naming files (where to look: the repo map of `--map-tasks` past tasks,
+the code index of HEAD, a quoted phrase searched with `git grep`), and the prompt-submit hook
+(`habitus hook UserPromptSubmit`, which runs recall). Prints p50 / p95 / max wall and CPU time per
+entry point.
 
 Child processes run as an installed package does: the package is byte-compiled first
 (`compileall`) and the children get an environment without PYTHONDONTWRITEBYTECODE, so they load
@@ -13,6 +15,7 @@ cached bytecode instead of recompiling every module.
 
 
     .venv/bin/python benchmarks/bench_recall_latency.py [--runs 60] [--workflows 1000] [--records 10000]
+        [--map-tasks 2000] [--files 40]
 
 Target (issue 4 §7): p95 ≤ 200 ms for `habitus recall` on this machine.
 """
@@ -45,6 +48,8 @@ TASKS = [
     "Write a haiku about autumn leaves",  # unrelated: cue miss, BM25 fallback over all workflows
     "Toggle the grid from the menu; do not add a keyboard shortcut",  # negated
     "Review the keyboard shortcuts described in the docs only, no code changes",  # inspect
+    "Implement the following plan:\n\n# Plan: Faster palette export\n\n## Context\nThe \"Export palette\" button "
+    "is slow.\n\n## Changes\n**File:** `src/palette_2.py`\n- Cache `Palette2` lookups.\n",  # where to look
 ]
 
 
@@ -62,6 +67,8 @@ def make_repo(root: Path, n_files: int = 40) -> tuple[Path, list[str]]:
         body = [f'"""Module {i}."""', "", f"class {VOCAB[i % len(VOCAB)].title()}{i}:"]
         for j in range(8):
             body += [f"    def method_{j}(self, value):", f"        return value + {j}", ""]
+        if i == 2:
+            body += ['LABEL = "Export palette"']
         (repo / rel).write_text("\n".join(body) + "\n", encoding="utf-8")
         files.append(rel)
     (repo / "src/keymap.py").write_text("class Keymap:\n    def bindings(self):\n        return {}\n", encoding="utf-8")
@@ -69,6 +76,35 @@ def make_repo(root: Path, n_files: int = 40) -> tuple[Path, list[str]]:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "bench repo")
     return repo, files
+
+
+def populate_map(repo: Path, files: list[str], n_tasks: int, seed: int = 11) -> None:
+    """A repo map learned from `n_tasks` synthetic past tasks over the repo's files (default model and limits)."""
+    from habitus.capture.subject import repo_subject
+    from habitus.core.record import EditFact, Record
+    from habitus.core.repomap import CheckConvention, Trap
+    from habitus.learn.repomap import MapBuilder
+    from habitus.recall.where import DEFAULT_MODEL
+    from habitus.store.repomap import save_repo_map
+    from habitus.store.sqlite import connect
+
+    rng = random.Random(seed)
+    builder = MapBuilder(repo_subject(repo))
+    for i in range(n_tasks):
+        words = " ".join(rng.sample(VOCAB, 4))
+        builder.add(Record(trace_id=f"map-{i}", task=f"{rng.choice(VERBS)} the {words}",
+                           date=f"2026-09-{1 + i % 28:02d}",
+                           edits=[EditFact(file=f) for f in rng.sample(files, rng.randint(1, 3))]))
+    repomap = builder.map
+    repomap.model = dict(DEFAULT_MODEL)
+    repomap.thresholds = {"min_chance": 0.4, "handover_chance": 0.5}
+    repomap.checks = [CheckConvention(command="python -m pytest -q", kind="test", tasks=n_tasks // 2)]
+    repomap.checked_tasks = n_tasks // 2
+    repomap.traps = [Trap(failing="python -m pytest -q", error="E   ModuleNotFoundError: No module named 'src'",
+                          fixing="PYTHONPATH=. python -m pytest -q", tasks=12, files=files[:5])]
+    conn = connect()
+    save_repo_map(conn, repo_subject(repo) or "", repomap)
+    conn.close()
 
 
 def populate(repo: Path, files: list[str], n_workflows: int, n_records: int, seed: int = 7) -> None:
@@ -187,6 +223,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--workflows", type=int, default=1000)
     parser.add_argument("--records", type=int, default=10000)
+    parser.add_argument("--map-tasks", type=int, default=2000, help="past tasks in the repo map (0: no map)")
+    parser.add_argument("--files", type=int, default=40, help="files in the bench repo")
     parser.add_argument("--no-bytecode", action="store_true",
                         help="run the children with PYTHONDONTWRITEBYTECODE as inherited (every module recompiled)")
     args = parser.parse_args()
@@ -195,11 +233,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="habitus-bench-recall-") as tmp:
         root = Path(tmp)
         os.environ["HABITUS_HOME"] = str(root / "home")
-        repo, files = make_repo(root)
+        repo, files = make_repo(root, args.files)
         t0 = time.perf_counter()
         populate(repo, files, args.workflows, args.records)
-        print(f"store: {args.workflows} workflows, {args.records} records "
-              f"(filled in {time.perf_counter() - t0:.1f} s); tasks: {len(TASKS)} kinds, round-robin")
+        if args.map_tasks:
+            populate_map(repo, files, args.map_tasks)
+        print(f"store: {args.workflows} workflows, {args.records} records, a repo map of {args.map_tasks} past tasks "
+              f"over {args.files} files (filled in {time.perf_counter() - t0:.1f} s); tasks: {len(TASKS)} kinds, "
+              "round-robin")
         habitus = str(Path(sys.executable).with_name("habitus"))
         fast = [sys.executable, "-m", "habitus.recall"]
         time_runs([habitus, "recall"], TASKS, 3, repo)  # warm the page cache

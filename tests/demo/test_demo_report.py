@@ -26,8 +26,8 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_demo_prints_one_json_document_and_progress_on_stderr(demo_run: dict) -> None:
     result = demo_run["result"]
     assert Path(result["report"]).name == "index.html"
-    assert "[1/10]" in demo_run["stderr"] and "[10/10]" in demo_run["stderr"]
-    assert len(result["stages"]) == 10
+    assert "[1/11]" in demo_run["stderr"] and "[11/11]" in demo_run["stderr"]
+    assert len(result["stages"]) == 11
 
 
 def test_demo_learns_workflows_and_hands_each_task_the_right_one(demo_run: dict) -> None:
@@ -51,7 +51,7 @@ def test_demo_promotes_once_and_not_again(demo_run: dict) -> None:
 def test_demo_report_has_every_section(demo_run: dict) -> None:
     html = (demo_run["out"] / "index.html").read_text(encoding="utf-8")
     for title in ("What was learned", "What each task was handed", "always-on rules block", "Skill refinement",
-                  "Context policies", "Expense itemization", "Recall benchmark"):
+                  "Context policies", "Expense itemization", "Recall benchmark", "Replay benchmark"):
         assert title in html, title
     assert html.count("data:image/png;base64,") >= 1
     for sub in ("refine/report.html", "context/index.html", "expense/report.html"):
@@ -76,3 +76,11 @@ def test_demo_report_renders_in_headless_chromium(demo_run: dict, tmp_path: Path
     histogram = image.histogram()
     background = max(histogram)
     assert sum(histogram) - background > 0.02 * sum(histogram)
+
+
+def test_demo_replays_a_generated_real_style_history(demo_run: dict) -> None:
+    replay = demo_run["result"]["facts"]["replay"]
+    assert replay["history"] > 0 and replay["tasks"] > 0
+    habitus, changed = replay["summary"]["habitus"], replay["summary"]["most-changed"]
+    assert habitus["f1"] > changed["f1"] and replay["summary"]["none"]["hit"] == 0
+    assert (demo_run["out"] / "replay" / "report.html").is_file()

@@ -80,3 +80,22 @@ def test_learning_a_session_that_received_a_hand_over_counts_help(tmp_path):
     assert verdicts == {(shortcut.id, "helped"), (shortcut.id, "misled")}
     counters = get_workflow(conn, shortcut.id).counters
     assert (counters.helped, counters.misled) == (1, 1)
+
+
+def test_in_a_session_of_several_tasks_each_hand_over_is_judged_by_its_own_task():
+    """Issue 13 §1: one record per task; the first task's edits must not judge the hand-over of the second."""
+    conn = connect()
+    wf = Workflow(id="w1", name="n", steps=[WorkflowStep(do="x", place=Place("web/app.ts", []))])
+    save_workflows(conn, "s1", [wf])
+    for task in ("Fix the login form", "Add a dark mode toggle to web/app.ts"):
+        log_handover(conn, {"task": task, "session_id": "multi", "subject": "s1", "workflows": ["w1"],
+                            "steps": [{"workflow": "w1", "step": 1, "place": {"file": "web/app.ts", "chain": []}}],
+                            "chars": 100})
+    first = Record(trace_id="multi", session_id="multi", task="Fix the login form", outcome="success",
+                   edits=[EditFact(file="server/auth.py")], meta={"task_index": 1, "tasks": 2})
+    second = Record(trace_id="multi#2", session_id="multi", task="Add a dark mode toggle to web/app.ts",
+                    outcome="success", edits=[EditFact(file="web/app.ts")], meta={"task_index": 2, "tasks": 2})
+    [v1] = apply_feedback(conn, first)
+    assert v1["verdict"] == "misled"
+    [v2] = apply_feedback(conn, second)
+    assert v2["verdict"] == "helped"

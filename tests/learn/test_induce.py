@@ -115,13 +115,23 @@ def _rec(trace_id: str, task: str, places: list[Place], added: list[str], outcom
                   edits=[EditFact(file=p.file, places=[p], added=added, index=i) for i, p in enumerate(places)])
 
 
-def test_a_single_run_seeds_a_workflow_marked_as_such():
-    rec = _rec("a", "Add a dark mode toggle `darkMode` to settings", [Place("ui/settings.ts", ["class Settings"])],
-               ["darkMode: boolean = false;"])
-    [wf] = induce([rec], "subj")
-    assert wf.single_run is True
+def test_a_one_off_task_makes_no_workflow_and_two_runs_of_a_kind_make_one():
+    """Issue 13 §2: workflows only for kinds that truly recur; a one-off task feeds the repo map instead."""
+    first = _rec("a", "Add a dark mode toggle `darkMode` to settings", [Place("ui/settings.ts", ["class Settings"])],
+                 ["darkMode: boolean = false;"])
+    assert induce([first], "subj") == []
+    second = _rec("bb", "Add a dark mode toggle `highContrast` to settings",
+                  [Place("ui/settings.ts", ["class Settings"])], ["highContrast: boolean = false;"])
+    [wf] = induce([first, second], "subj")
+    assert wf.single_run is False
     assert [s.place for s in wf.steps] == [Place("ui/settings.ts", ["class Settings"])]
     assert "darkmode" not in " ".join(wf.cues.any).lower()
+
+
+def test_runs_that_share_places_but_no_words_are_not_one_kind():
+    a = _rec("a", "Rename the logger used by the export job", [Place("jobs/export.py", ["def run"])], ["log = x"])
+    b = _rec("bb", "Fix the timezone of scheduled reports", [Place("jobs/export.py", ["def run"])], ["tz = y"])
+    assert induce([a, b], "subj") == []
 
 
 def test_a_group_whose_runs_all_failed_gives_no_workflow():
@@ -218,3 +228,36 @@ def test_a_pitfall_naming_a_command_no_session_ran_successfully_is_not_vetted():
             for i in range(2)]
     [p] = find_pitfalls(runs, Allowlist.build(["pytest -q"]))
     assert p.evidence["vetted"] is False
+
+
+def test_the_same_kind_in_two_modules_gives_two_workflows_named_by_their_phrase_not_a_file():
+    """The same words in two modules: no cue tells them apart, yet each module's runs are one kind of task
+    (issue 13: workflows were named after files, `Add todo/cli.py`)."""
+    recs = [_rec(tid, f"Add an API endpoint `/v{i}` for exports", [Place(f"{mod}/api.py", ["routes"])],
+                 [f"route('/v{i}')"])
+            for i, (tid, mod) in enumerate([("a", "billing"), ("bb", "billing"), ("ccc", "users"), ("dddd", "users")])]
+    workflows = induce(recs, "subj")
+    assert len(workflows) == 2
+    assert all(w.name == "Add api endpoint" and ".py" not in w.id for w in workflows), [w.id for w in workflows]
+
+
+@pytest.mark.parametrize(("line", "values", "expected"), [
+    ('print(f"added: {item}")', {"verb": "add"}, 'print(f"added: {item}")'),  # a fill once wrote `doneed`
+    ('case "exportSvg": run()', {"command": "exportSvg"}, 'case "{command}": run()'),
+    ("toggleGridHandler(); toggleGrid()", {"cmd": "toggleGrid"}, "toggleGridHandler(); {cmd}()"),
+    ('bind("Alt+E")', {"key": "Alt+E"}, 'bind("{key}")'),
+    ("| SKETCH_SNAP_PX | 8 |", {"var": "SKETCH_SNAP_PX", "default": "8"}, "| {var} | {default} |"),
+])
+def test_values_become_blanks_only_where_they_stand_as_whole_tokens(line, values, expected):
+    from habitus.learn.cues import generalize
+
+    assert generalize(line, values) == expected
+
+
+def test_a_phrase_only_ever_negated_is_never_learned_as_a_cue():
+    """Recall drops negated clauses before matching cues, so such a cue could never fire (issue 13)."""
+    recs = [_rec(tid, f"Toggle the grid from the view menu `{cmd}`; do not add a keyboard shortcut",
+                 [Place("web/app.ts", ["class App"])], [f"{cmd}()"])
+            for tid, cmd in (("a", "toggleGrid"), ("bb", "toggleRuler"), ("ccc", "toggleSnap"))]
+    [wf] = induce(recs, "subj")
+    assert wf.cues.any and not any("keyboard" in c or "shortcut" in c for c in wf.cues.any), wf.cues.any

@@ -189,3 +189,34 @@ def test_cli_learn_json_has_replay_and_show_rejected_lists_kept_builds(learned: 
     assert any(s["file"] == "server/db.py" for w in rows[0]["workflows"] for s in w["steps"])
     text = runner.invoke(app, ["learn", "--show-rejected"])
     assert "REJECTED" in text.stdout and "server/db.py" in text.stdout
+
+
+def _figures(found: int, handed: int, left_alone: int, false: int, negatives: int = 10, edited: int = 40):
+    from habitus.learn.replay import ReplayFigures
+
+    return ReplayFigures(tasks=20, negatives=negatives, edited=edited, found=found, handed=handed,
+                         left_alone=left_alone, false_retrievals=false)
+
+
+def test_a_relearn_trading_one_place_found_for_fewer_wrong_ones_is_accepted() -> None:
+    """Issue 13 §4: candidate vs current memory by one net score (found − left alone − false retrievals)."""
+    from habitus.learn.replay import judge
+
+    current = _figures(found=20, handed=30, left_alone=10, false=1)
+    candidate = _figures(found=19, handed=22, left_alone=3, false=1)
+    assert judge(candidate, current, first=False) == []
+    worse = _figures(found=20, handed=40, left_alone=20, false=2)
+    [reason] = judge(worse, current, first=False)
+    assert "net -2 vs 9" in reason and "hands over more places the tasks left alone" in reason
+    assert "more false retrievals" in reason
+
+
+def test_a_first_build_with_one_false_retrieval_is_accepted_when_it_beats_nothing() -> None:
+    from habitus.learn.replay import judge
+
+    nothing = _figures(found=0, handed=0, left_alone=0, false=0)
+    assert judge(_figures(found=12, handed=15, left_alone=3, false=1), nothing, first=True) == []
+    reasons = judge(_figures(found=5, handed=12, left_alone=7, false=1), nothing, first=True)
+    assert len(reasons) == 1 and "no better than handing nothing: net -3" in reasons[0]
+    chatty = judge(_figures(found=12, handed=15, left_alone=3, false=4, negatives=10), nothing, first=True)
+    assert chatty and "too many false retrievals on tasks that need nothing: 4 of 10" in chatty[-1]

@@ -33,14 +33,14 @@ def test_cli_json_hands_over_the_workflow_with_the_documented_keys(repo: Path) -
     assert {"id", "why", "skipped_steps", "fills", "moved", "stale"} <= set(sel)
     assert sel["id"] == "wf-add-keyboard-shortcut" and sel["fills"] == {"key": "Alt+E", "action": "export"}
     assert sel["skipped_steps"] == []
-    assert data["chars"] == len(data["text"]) <= 9_800
+    assert data["chars"] == len(data["text"]) <= 2_000  # issue 13 §3: compact by default
     assert "src/app/keymap.py:10" in data["text"]
 
 
 def test_cli_codex_budget_and_explicit_budget_are_respected(repo: Path) -> None:
     codex = json.loads(run(HABITUS, "recall", "Add a hotkey for export", "--cwd", str(repo), "--agent", "codex",
                            "--json").stdout)
-    assert codex["budget"] == 4_000 and codex["chars"] <= 4_000
+    assert codex["budget"] == 1_500 and codex["chars"] <= 1_500  # issue 13 §3: a compact hand-over for Codex
     tight = json.loads(run(HABITUS, "recall", "Add a hotkey for export", "--cwd", str(repo), "--budget", "700",
                            "--json").stdout)
     assert 0 < tight["chars"] <= 700

@@ -64,6 +64,9 @@ def _private_home(home: Path) -> Iterator[None]:
                 os.environ[key] = value
 
 
+STAGES = 11
+
+
 def run_demo(out_dir: Path | str = "demo-report", work: Path | str = ".demo-home", *,
              progress: Progress = lambda _m: None, bench_scenarios: int = 2) -> DemoResult:
     """Run every stage on fresh generated data and write `out_dir/index.html`."""
@@ -78,7 +81,7 @@ def run_demo(out_dir: Path | str = "demo-report", work: Path | str = ".demo-home
     facts: dict[str, Any] = {}
 
     def stage(name: str, fn: Callable[[], Section | list[Section]]) -> None:
-        progress(f"[{len(stages) + 1}/10] {name} …")
+        progress(f"[{len(stages) + 1}/{STAGES}] {name} …")
         t0 = time.perf_counter()
         produced = fn()
         stages[name] = time.perf_counter() - t0
@@ -97,6 +100,7 @@ def run_demo(out_dir: Path | str = "demo-report", work: Path | str = ".demo-home
         stage("simulate context policies", lambda: _stage_context(ctx, out_dir, facts))
         stage("expense-itemization sweep (scripted agents)", lambda: _stage_expense(out_dir, facts))
         stage("recall benchmark", lambda: _stage_recall_bench(out_dir, facts, bench_scenarios))
+        stage("replay benchmark on a real-style history", lambda: _stage_replay(work, out_dir, ctx, facts))
         ctx["store"].close()
 
     seconds = time.perf_counter() - started
@@ -357,3 +361,29 @@ def _stage_recall_bench(out_dir: Path, facts: dict[str, Any], scenarios: int) ->
         "Selectors compared on the same memory and the same generated tasks, including adversarial ones "
         "(mentions without intent, negations, look-alikes, moved and deleted files, tasks that need nothing). "
         "Full report: recall-bench/index.html."), blocks=[("Results (markdown)", result.markdown_table())])
+
+
+def _stage_replay(work: Path, out_dir: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
+    from habitus.bench.realstyle import make_realstyle_repo
+    from habitus.bench.replay.report import _figure, markdown, table_rows, write_reports
+    from habitus.bench.replay.runner import run_replay
+    from habitus.capture.ingest import ingest_paths
+
+    rs = make_realstyle_repo(work / "realstyle", seed=0, sessions=36)
+    ingest_paths([rs.trace_dir], ctx["store"], repo=rs.repo)
+    run = run_replay(rs.repo)
+    paths = write_reports(run, out_dir / "replay")
+    data = run.to_dict()
+    facts["replay"] = {"history": data["history"], "tasks": data["tasks"],
+                       "summary": {k: {"hit": v["hit"]["count"], "precision": v["precision"]["estimate"],
+                                       "f1": v["f1"]["estimate"]} for k, v in data["summary"].items()},
+                       "report": paths["html"]}
+    columns, rows = table_rows(data)
+    return Section("10. Replay benchmark: this repo's own past as the test", text=(
+        "`habitus bench replay --repo PATH` learns from the first 60% of a repo's recorded sessions and replays each "
+        "later task at the commit it started from (in a temporary clone), comparing what each selector hands over "
+        "with what the session then changed. Here on a second GENERATED repo whose history looks like a real one "
+        "(one-off tasks, pasted plans naming files, follow-ups, sessions recorded on another machine and ingested "
+        "with --repo); the same command on your repo tells you whether to trust habitus there.\n\n"
+        + markdown(data).split("\n\n", 1)[0] + " Full report: replay/report.html."),
+        tables=[Table(columns, rows)], figures=[_figure(data)])

@@ -169,3 +169,41 @@ def paired_difference(a: Sequence[float], b: Sequence[float], conf: float = 0.95
         t_p_value=p_t,
         sign_p_value=_sign_test_p(wins, losses),
     )
+
+
+def bootstrap_ratio(
+    numerators: Sequence[float],
+    denominators: Sequence[float],
+    n_boot: int = 2000,
+    seed: int = 0,
+    conf: float = 0.95,
+) -> Interval:
+    """Percentile bootstrap interval of Σnumerators / Σdenominators, resampling items (pairs) together.
+
+    For pooled rates over items of different sizes (micro precision: right files / handed files
+    over tasks). A resample whose denominators sum to 0 is skipped; the estimate is 0 when nothing
+    was counted at all."""
+    _check_conf(conf)
+    if len(numerators) != len(denominators):
+        raise ValueError("bootstrap_ratio needs as many numerators as denominators")
+    pairs = [(float(a), float(b)) for a, b in zip(numerators, denominators, strict=True)]
+    n = len(pairs)
+    total = sum(b for _, b in pairs)
+    estimate = sum(a for a, _ in pairs) / total if total else 0.0
+    if n < 2 or n_boot < 1 or not total:
+        return Interval(estimate, None, None, n, conf, "bootstrap-ratio")
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(n_boot):
+        sample = [pairs[rng.randrange(n)] for _ in range(n)]
+        den = sum(b for _, b in sample)
+        if den:
+            stats.append(sum(a for a, _ in sample) / den)
+    stats.sort()
+    if not stats:
+        return Interval(estimate, None, None, n, conf, "bootstrap-ratio")
+    alpha = (1 - conf) / 2
+    m = len(stats)
+    lo = stats[min(m - 1, max(0, int(math.floor(alpha * m))))]
+    hi = stats[min(m - 1, max(0, int(math.ceil((1 - alpha) * m)) - 1))]
+    return Interval(estimate, lo, hi, n, conf, "bootstrap-ratio")

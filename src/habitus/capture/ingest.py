@@ -26,13 +26,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from habitus.capture.assign import repo_assigner
 from habitus.capture.discover import default_trace_paths
 from habitus.capture.guard import one_line, open_regular, safe_json, safe_path, safe_text
-from habitus.capture.reader import cached_subject, finish_capture, iter_trace_files, read_trace_file
+from habitus.capture.reader import finish_capture, iter_trace_files, read_trace_file
 from habitus.capture.reconcile import place_trace
 from habitus.capture.redact import redact_identifier
 from habitus.core import Trace, Usage
-from habitus.core.subject import same_repo
 from habitus.store.base import FileState, Store
 
 INCREMENTAL_FORMATS = frozenset({"claude", "codex", "spans", "chat"})
@@ -119,7 +119,7 @@ def ingest_paths(paths: Iterable[Path | str] | None, store: Store, *, since: str
     report = IngestReport()
     given = [Path(p).expanduser() for p in (paths or [])] or default_trace_paths()
     since_iso = parse_since(since)
-    repo_filter = _repo_filter(repo) if repo else None
+    repo_filter = repo_assigner(repo, assign_foreign=bool(paths)) if repo else None
     explicit = {p for p in given if not p.is_dir()}
     files = list(iter_trace_files(given, report.errors))
     sizes = {}
@@ -141,19 +141,6 @@ def ingest_paths(paths: Iterable[Path | str] | None, store: Store, *, since: str
             progress(path, done, total)
     report.seconds = time.perf_counter() - started
     return report
-
-
-def _repo_filter(repo: str | Path) -> Callable[[Trace], bool]:
-    root = Path(repo).expanduser().resolve()
-    subject = cached_subject(str(root))
-    prefix = str(root).rstrip("/") + "/"
-
-    def keep(trace: Trace) -> bool:
-        if same_repo(trace.subject, subject):
-            return True
-        return bool(trace.cwd) and (trace.cwd == str(root) or trace.cwd.startswith(prefix))
-
-    return keep
 
 
 @dataclass

@@ -168,3 +168,41 @@ def recall_cmd(
     meta = data["meta"]
     stdout.print(f"{meta['scenarios']} scenarios, {meta['tasks']} tasks per selector in {meta['wall_s']} s\n"
                  f"report: {data['html']}\nresults: {data['json']}", highlight=False)
+
+
+@bench_app.command("replay")
+def replay_cmd(
+    repo: Path = typer.Option(Path("."), "--repo", "-r", help="The repo whose recorded sessions are replayed."),
+    split: float = typer.Option(0.6, "--split", help="Share of the sessions (oldest first) learned from; the "
+                                                      "rest are replayed."),
+    before: str = typer.Option(None, "--before", help="Learn from sessions started before this date (ISO) instead "
+                                                       "of --split."),
+    until: str = typer.Option(None, "--until", help="Leave out sessions started at or after this date (ISO): an "
+                                                     "inner evaluation on an earlier part of the history."),
+    selectors: list[str] = typer.Option(None, "--selectors", "-s",
+                                        help="habitus | none | most-changed | similar-task | file-bm25 | code-bm25. "
+                                             "Repeatable (or comma-separated); default all."),
+    out: Path = typer.Option(None, "--out", "-o", help="Folder for results.json, results.md and report.html "
+                                                         "(default: $HABITUS_HOME/bench/replay/<time>)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Replay: learn from the repo's first sessions, hand each later task what each selector would, score it."""
+    from habitus.bench.replay.report import write_reports
+    from habitus.bench.replay.runner import ReplayError, run_replay
+    from habitus.store.sqlite import StoreError
+
+    chosen = [s.strip() for item in (selectors or []) for s in item.split(",") if s.strip()] or None
+    try:
+        run = run_replay(repo, split=split, before=before, until=until, selectors=chosen,
+                         progress=None if as_json else lambda m: stderr.print(m, highlight=False))
+    except (ReplayError, StoreError) as exc:
+        fail(str(exc))
+    default = _default_out()  # …/bench/expense/<time> → …/bench/replay/<time>
+    paths = write_reports(run, out or default.parent.parent / "replay" / default.name)
+    if as_json:
+        emit({**run.to_dict(), "reports": paths}, True)
+        return
+    from habitus.bench.replay.report import markdown
+
+    typer.echo(markdown(run.to_dict()))
+    stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)

@@ -12,7 +12,26 @@ import typer
 from habitus.cli.output import JsonOption, emit, stdout
 
 
-def diagnose() -> dict[str, Any]:
+def entire_sessions(folder: str | None = None) -> dict[str, Any] | None:
+    """The `entire` CLI's checkpoint branch in the repo holding `folder` (default: the current folder), with the
+    command that reads it; None outside git or without the branch."""
+    from pathlib import Path
+
+    from habitus.capture.entire import DEFAULT_BRANCH, find_checkpoint_ref
+    from habitus.capture.subject import repo_root
+
+    try:
+        root = repo_root(Path(folder or "."))
+        ref = find_checkpoint_ref(root, DEFAULT_BRANCH) if root else None
+    except Exception:  # doctor reports; it never fails on what it inspects
+        return None
+    if root is None or ref is None:
+        return None
+    return {"repo": str(root), "ref": ref,
+            "ingest": f"habitus ingest --git-branch {DEFAULT_BRANCH} --repo {root}"}
+
+
+def diagnose(folder: str | None = None) -> dict[str, Any]:
     """Everything `habitus doctor` reports, as a dict (nothing here raises)."""
     from habitus import __version__
     from habitus.capture.discover import trace_locations
@@ -26,6 +45,7 @@ def diagnose() -> dict[str, Any]:
         "fts5": _has_fts5(),
         "home": str(habitus_home()),
         "trace_locations": [loc.to_dict() for loc in trace_locations(count_files=True)],
+        "entire": entire_sessions(folder),
     }
     db = default_db_path()
     if db.exists():
@@ -86,6 +106,10 @@ def _render(data: dict[str, Any]) -> None:
     for loc in data["trace_locations"]:
         found = f"{loc['files']} session files" if loc["exists"] else "not found"
         stdout.print(f"traces ({loc['agent']}): {loc['path']} - {found}", highlight=False)
+    entire = data.get("entire")
+    if entire:
+        stdout.print(f"traces (entire CLI): {entire['ref']} in {entire['repo']} - read with `{entire['ingest']}`",
+                     highlight=False)
     store = data["store"]
     if store.get("exists") is False:
         stdout.print(f"store: {store['path']} - {store['note']}", highlight=False)
@@ -114,6 +138,8 @@ def register(app: typer.Typer) -> None:
     """Add `habitus doctor`."""
 
     @app.command("doctor")
-    def doctor_command(as_json: bool = JsonOption) -> None:
-        """Check the installation: versions, home, agent trace folders, store health."""
-        emit(diagnose(), as_json, render=_render)
+    def doctor_command(repo: str = typer.Option(None, "--repo", help="Look for sessions the `entire` CLI stored "
+                                                                      "in this repo (default: the current folder)."),
+                       as_json: bool = JsonOption) -> None:
+        """Check the installation: versions, home, agent trace folders (and an `entire` branch), store health."""
+        emit(diagnose(repo), as_json, render=_render)

@@ -1,6 +1,9 @@
-"""CLI command `habitus ingest [PATH...] [--since] [--repo] [--force] [--json]`: read agent traces into the store.
+"""CLI `habitus ingest [PATH...] [--since] [--repo] [--force] [--git-branch B] [--json]`: read traces into the store.
 
-Without paths it reads the agents' own folders (`~/.claude/projects`, `~/.codex/sessions`).
+Without paths it reads the agents' own folders (`~/.claude/projects`, `~/.codex/sessions`). With
+`--repo PATH` and files, traces whose cwd does not exist here are assigned to that repo; with
+`--git-branch entire/checkpoints/v1 --repo PATH` the sessions the `entire` CLI stored in the repo are
+read and linked to their commits by trailer.
 Progress goes to stderr; the summary to stdout (one JSON document with `--json`).
 """
 
@@ -64,6 +67,24 @@ def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_pro
     return report.to_dict()
 
 
+def _is_repo(path: Path) -> bool:
+    from habitus.capture.subject import repo_subject
+
+    return path.is_dir() and repo_subject(path) is not None
+
+
+def run_branch_ingest(repo: Path, branch: str) -> dict[str, Any]:
+    """Ingest the `entire` checkpoint branch of `repo`; returns the report as a dict."""
+    from habitus.capture.entire import ingest_entire_branch
+    from habitus.store import open_store
+
+    store = open_store()
+    try:
+        return ingest_entire_branch(repo, store, branch=branch).to_dict()
+    finally:
+        store.close()
+
+
 def register(app: typer.Typer) -> None:
     """Add `habitus ingest`."""
 
@@ -72,9 +93,14 @@ def register(app: typer.Typer) -> None:
         paths: list[Path] = typer.Argument(None, help="Trace files or folders (default: the agents' own folders)."),
         since: str | None = typer.Option(None, "--since", help="Only traces active since an ISO date or an age "
                                                                 "like 7d, 12h."),
-        repo: Path | None = typer.Option(None, "--repo", help="Only traces of this repo (by root commit or cwd)."),
+        repo: Path | None = typer.Option(None, "--repo", help="Only traces of this repo (by root commit or cwd); "
+                                                              "with PATHs, traces whose cwd does not exist here "
+                                                              "are assigned to it."),
         force: bool = typer.Option(False, "--force", help="Read every given file in full, even unchanged ones "
                                                           "(a stored trace still never shrinks)."),
+        git_branch: str | None = typer.Option(None, "--git-branch", help="Read the sessions the `entire` CLI stored "
+                                                                         "on this branch of --repo (e.g. "
+                                                                         "entire/checkpoints/v1)."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         as_json: bool = JsonOption,
     ) -> None:
@@ -82,7 +108,14 @@ def register(app: typer.Typer) -> None:
         from habitus.store.sqlite import StoreError
 
         try:
-            data = run_ingest(list(paths or []), since, repo, show_progress=not quiet, force=force)
+            if repo is not None and not _is_repo(repo):
+                raise ValueError(f"--repo {repo} is not a git repository with a commit")
+            if git_branch:
+                if repo is None:
+                    raise ValueError("--git-branch needs --repo PATH (the repo the branch belongs to)")
+                data = run_branch_ingest(repo, git_branch)
+            else:
+                data = run_ingest(list(paths or []), since, repo, show_progress=not quiet, force=force)
         except (ValueError, StoreError) as exc:
             fail(str(exc))
         if data["errors"] and not as_json:

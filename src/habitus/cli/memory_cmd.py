@@ -82,11 +82,13 @@ def _render_learn(data: dict[str, Any]) -> None:
                      highlight=False)
     for fb in data["feedback"]:
         stdout.print(f"  feedback: {fb['workflow']} {fb['verdict']}", highlight=False)
-    from habitus.learn.replay import describe
+    from habitus.learn.replay import describe, describe_map
 
     for verdict in data.get("replay") or []:
         stdout.print(f"  {describe(verdict)}", highlight=False)
-    if not data["workflows"]:
+    for summary in data.get("repo_maps") or []:
+        stdout.print(f"  {describe_map(summary)}", highlight=False)
+    if not data["workflows"] and not data.get("repo_maps"):
         stdout.print("  no workflows yet: ingest coding sessions first (`habitus ingest`)", highlight=False)
 
 

@@ -39,8 +39,11 @@ def _run(task: str, cwd: Path, agent: str, budget: int | None, selector: str, se
 def _print_text(data: dict[str, Any]) -> None:
     if data["text"]:
         sys.stdout.write(data["text"])
+        if data.get("abstained"):
+            sys.stderr.write(f"habitus: no file handed over: {data['abstained']}\n")
     else:
-        sys.stderr.write(f"habitus: no workflow fits this task (intent: {data['intent']})\n")
+        why = f"; {data['abstained']}" if data.get("abstained") else ""
+        sys.stderr.write(f"habitus: no workflow fits this task (intent: {data['intent']}){why}\n")
 
 
 def register(app: typer.Typer) -> None:

@@ -33,6 +33,7 @@ class LearnReport:
     feedback: list[dict[str, Any]] = field(default_factory=list)
     annotation: dict[str, Any] | None = None
     replay: list[dict[str, Any]] = field(default_factory=list)  # replay-gate verdicts (learn.replay), per subject
+    maps: list[dict[str, Any]] = field(default_factory=list)  # repo maps built (learn.repomap), per subject
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,6 +47,7 @@ class LearnReport:
             "feedback": list(self.feedback),
             "annotation": self.annotation,
             "replay": list(self.replay),
+            "repo_maps": list(self.maps),
             "seconds": round(self.seconds, 3),
         }
 
@@ -63,19 +65,22 @@ def _trace_version(ended: str | None, steps: int) -> str:
 
 
 def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = None,
-          rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True) -> LearnReport:
+          rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True,
+          repo_map: bool = True) -> LearnReport:
     """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
 
     `repo` restricts learning to that repo's subject and reads file text from it for places.
     `annotate` lets the configured LLM (or `provider`) name workflows and polish step text.
     `gate` replays the repo's recorded tasks and keeps a build that serves them worse (`learn.replay`).
+    `repo_map` (re)builds each subject's repo map (`learn.repomap`: where work goes, checks, traps).
     """
     from habitus.capture.subject import repo_subject
     from habitus.learn.feedback import apply_feedback
     from habitus.learn.induce import carry_ids, induce
-    from habitus.learn.records import record_from_trace
+    from habitus.learn.records import records_from_trace
     from habitus.store import store_on
     from habitus.store.memory import (
+        delete_task_records,
         ensure_memory_schema,
         load_records,
         load_workflows,
@@ -84,6 +89,7 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
         save_records,
         save_workflows,
     )
+    from habitus.store.repomap import has_repo_map
 
     started = time.perf_counter()
     repo_path = Path(repo).resolve() if repo is not None else None
@@ -101,6 +107,7 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
     known = record_versions(conn)
     store = store_on(conn)
     new_records: list[Record] = []
+    relearned: list[str] = []
     try:
         for summary in store.list_traces(subject=subject):
             report.traces_seen += 1
@@ -113,12 +120,14 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
             trace = store.get_trace(summary.id)
             if trace is None:
                 continue
-            rec = record_from_trace(trace, repo=repo_path)
-            rec.meta["trace_version"] = version
-            new_records.append(rec)
+            recs = records_from_trace(trace, repo=repo_path)
+            recs[0].meta["trace_version"] = version
+            new_records.extend(recs)
+            relearned.append(trace.id)
     finally:
         store.close()
     if new_records:
+        delete_task_records(conn, relearned)  # a trace read again may split into fewer tasks than before
         save_records(conn, new_records)
     report.records_new = len(new_records)
     for rec in new_records:
@@ -128,6 +137,11 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
     for subj in subjects:
         records = load_records(conn, subj)
         report.records_total += len(records)
+        if records and repo_map and (subj in touched or not has_repo_map(conn, subj)):
+            from habitus.learn.replay import replay_repo
+            from habitus.learn.repomap import learn_repo_map
+
+            report.maps.append(learn_repo_map(conn, subj, records, replay_repo(records, subj, repo_path), gate=gate))
         workflows = induce(records, subj)
         carry_ids(workflows, load_workflows(conn, subj, status=None, origin="learned"))  # never an import's id
         if annotate and workflows:

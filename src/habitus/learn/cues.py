@@ -208,12 +208,14 @@ def _neighbours(task: str, value: str) -> tuple[str | None, str | None]:
 
 
 def generalize(text: str, values: dict[str, str]) -> str:
-    """`text` with each value (longest first) replaced by its `{blank}`."""
+    """`text` with each value (longest first) replaced by its `{blank}` where it stands as a whole token: never
+    inside an identifier or word (value `add` leaves `added` alone, so a fill cannot write `doneed`)."""
     for name, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
-        if len(value) < 2:
-            text = re.sub(rf"(?<![\w]){re.escape(value)}(?![\w])", "{" + name + "}", text)
-        else:
-            text = text.replace(value, "{" + name + "}")
+        if not value:
+            continue
+        left = r"(?<![\w])" if value[0].isalnum() or value[0] == "_" else ""
+        right = r"(?![\w])" if value[-1].isalnum() or value[-1] == "_" else ""
+        text = re.sub(left + re.escape(value) + right, lambda _m, n=name: "{" + n + "}", text)
     return text
 
 

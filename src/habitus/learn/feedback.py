@@ -3,7 +3,8 @@
 When the trace of a session that received hand-overs is learned, the places each workflow showed
 are compared with the files the run edited: at least half of the shown files edited → *helped*;
 edits elsewhere and none of the shown files → *misled*; a run without edits says nothing. Each
-hand-over is judged once (the log remembers the trace). Counters go through
+hand-over is judged once (the log remembers the trace). In a session of several tasks
+(`habitus.learn.tasks`) a hand-over is judged by the task it was made for (same prompt text). Counters go through
 `store.memory.bump_counters`, which suspends a workflow that crosses the lifecycle rule.
 """
 
@@ -36,9 +37,12 @@ def apply_feedback(conn: Connection, record: Record) -> list[dict[str, Any]]:
         return []
     edited = set(record.files_edited)
     verdicts = []
+    one_of_many = int(record.meta.get("tasks") or 1) > 1
     for entry in list_handovers(conn, session_id=record.session_id):
         if entry.get("feedback_trace"):
             continue
+        if one_of_many and " ".join(str(entry.get("task") or "").split()) != " ".join(record.task.split()):
+            continue  # a session of several tasks: each hand-over is judged by the task it was made for
         if not edited and record.outcome == "unknown":
             continue  # the run may still be going (or did not touch code): judge a later read
         if not mark_handover_feedback(conn, int(entry["id"]), record.trace_id):

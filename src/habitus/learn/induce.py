@@ -6,8 +6,11 @@ pass). For each group: steps are the places edited in at least half of its runs,
 their typical position, each with a `do` sentence built from a representative edited line with
 the task's values replaced by blanks; checks are the commands most runs passed (last passing
 form); pitfalls are recurring or costly detours with a trigger that no successful command of the
-group matches; cues are phrases common to the group's tasks and rare in other groups'. A group of
-one run seeds a workflow marked `single_run`.
+group matches; cues are phrases common to the group's tasks and rare in other groups'. Only kinds
+that truly recur become workflows: a group needs `MIN_RUNS` successful runs whose tasks share a phrase
+of two or more words (`shared_phrase`; a pasted plan counts with its title and context), which also
+names the workflow when no cue tells it apart from other groups; a one-off task
+feeds the repo map (`habitus.learn.repomap`) instead.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from habitus.learn.cues import (
 from habitus.learn.pitfalls import find_pitfalls
 
 JOIN_THRESHOLD = 0.45
+MIN_RUNS = 2  # a kind of task recurs when at least this many successful runs share places and words
 PLACE_WEIGHT = 0.6
 
 
@@ -69,6 +73,30 @@ class Group:
         return self._profile
 
 
+def kind_text(task: str) -> str:
+    """The words that say what kind of task it is: a pasted plan's title and context (its body is about code
+    and names the details of this one change), else the whole task; negated clauses left out, as recall
+    leaves them out before matching cues (a cue learned from "do not add a keyboard shortcut" could never fire)."""
+    from habitus.core.tasktext import read_task
+    from habitus.recall.negation import strip_negated
+
+    tt = read_task(task)
+    return strip_negated(f"{tt.title}\n{tt.context}" if tt.is_plan else task)
+
+
+def shared_phrase(tasks: list[str]) -> str | None:
+    """The phrase of two or more words (values left out) that at least half of the tasks use — one not led by an
+    action word first, then the longest, then the most common; None when they share none: what makes runs at the
+    same places one *kind* of task."""
+    counts: Counter[str] = Counter()
+    for text in tasks:
+        counts.update(p for p in phrases(text) if " " in p)
+    need = max(2, (len(tasks) + 1) // 2)
+    # a phrase that names the object ("api endpoint") before one led by the action every task has ("add an api")
+    shared = [(p.split()[0] not in _VERBS, len(p.split()), c, p) for p, c in counts.items() if c >= need]
+    return max(shared)[3] if shared else None
+
+
 def place_keys(rec: Record) -> set[tuple[str, tuple[str, ...]]]:
     return {(p.file, tuple(p.chain)) for p in rec.places}
 
@@ -96,7 +124,7 @@ def _similarity(g: Group, keys: set[tuple[str, tuple[str, ...]]], words: set[str
 
 def group_records(records: list[Record], threshold: float = JOIN_THRESHOLD) -> list[list[Record]]:
     """Group records that edit the same places for similar tasks (deterministic)."""
-    items = [(r, place_keys(r), content_words(r.task)) for r in records]
+    items = [(r, place_keys(r), content_words(kind_text(r.task))) for r in records]
     groups: list[Group] = []
     assign: dict[str, Group] = {}
     for rec, keys, ws in items:
@@ -244,7 +272,7 @@ def _name(cues: list[str], steps: list[WorkflowStep], tasks: list[str]) -> str:
 def induce_group(records: list[Record], other_tasks: list[str], subject: str | None) -> Workflow | None:
     """One workflow from one group of records; None when no run of the group succeeded."""
     good = [r for r in records if r.outcome != "failure"] or []
-    if not good:
+    if len(good) < MIN_RUNS:
         return None
     n = len(good)
     counts: Counter[tuple[str, tuple[str, ...]]] = Counter()
@@ -263,9 +291,12 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
         steps.append(WorkflowStep(do=_do_sentence(key, examples, verb), place=Place(file=key[0], chain=list(key[1]))))
     values = [v for m in maps_list for v in m.values()]
     values += [v for r in good for v in task_values(r.task).values()]
-    cues = choose_cues([r.task for r in good], other_tasks, values=values)
+    kind = shared_phrase([kind_text(r.task) for r in good])
+    if kind is None:
+        return None  # the runs share places but no phrase: one-off tasks that touched the same files
+    cues = choose_cues([kind_text(r.task) for r in good], [kind_text(t) for t in other_tasks], values=values)
     step_cues = _step_cues(good, keys, steps, values)
-    name = _name(cues, steps, [r.task for r in good])
+    name = _name(cues or [kind], steps, [r.task for r in good])
     use_when = generalize(good[-1].task, maps.get(good[-1].trace_id, {}))
     digest = hashlib.sha1(("|".join(sorted(f"{k[0]}:{'/'.join(k[1])}" for k in keys)) + (subject or "")).encode())
     wf = Workflow(

@@ -141,11 +141,28 @@ def parse_apply_patch(text: str) -> list[tuple[str, str, list[tuple[str, str]]]]
     return files
 
 
+def records_from_trace(trace: Trace, *, repo: Path | None = None) -> list[Record]:
+    """One record per task of the trace (`habitus.learn.tasks`): each real prompt with the steps that followed it.
+
+    The first record keeps the trace id; later ones are `<trace id>#<n>`, with `meta.trace` naming the trace."""
+    from habitus.learn.tasks import task_traces
+
+    return [record_from_trace(sub, repo=repo) for _, sub in task_traces(trace)]
+
+
+def trace_repo(trace: Trace) -> Path | None:
+    """The local checkout of a trace's repo: its cwd when that is a git repo here, else the repo it was assigned to."""
+    for candidate in (trace.cwd, trace.meta.get("repo_path")):
+        if candidate and Path(candidate).is_dir() and (Path(candidate) / ".git").exists():
+            return Path(candidate)
+    return None
+
+
 def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
     """Learn the facts of one trace; `repo` (default: the trace's cwd when it is a git repo) resolves places."""
     root = trace.cwd
-    if repo is None and trace.cwd and Path(trace.cwd).is_dir() and (Path(trace.cwd) / ".git").exists():
-        repo = Path(trace.cwd)
+    if repo is None:
+        repo = trace_repo(trace)
     commit = _commit_of(trace)
     if commit and repo is not None:
         commit = commit_info(repo, commit)[0] or commit
@@ -155,8 +172,15 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
                  date=trace.ended or trace.started, tokens=trace.usage.total_tokens)
     if trace.git_commits:
         rec.meta["base_commit"] = trace.git_commits[0]
-    if trace.meta.get("parent_session"):
-        rec.meta["parent_session"] = str(trace.meta["parent_session"])
+    for key in ("parent_session", "trace"):
+        if trace.meta.get(key):
+            rec.meta[key] = str(trace.meta[key])
+    if trace.meta.get("task_index"):
+        rec.meta["task_index"], rec.meta["tasks"] = int(trace.meta["task_index"]), int(trace.meta.get("tasks") or 1)
+    if trace.meta.get("repo_path"):
+        rec.meta["repo_path"] = str(trace.meta["repo_path"])
+    if trace.meta.get("linked_commits"):
+        rec.meta["linked_commits"] = list(trace.meta["linked_commits"])
     first_edit_seen = False
     for index, step in enumerate(trace.steps):
         call = step.tool

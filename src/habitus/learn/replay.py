@@ -11,12 +11,20 @@ with the current ones, and compares what each hands over with what the task real
   nothing (read-only sessions) and probes made from the builds' cues (a question about the cue, a
   docs-only edit that mentions it).
 
-The candidate is accepted when it finds at least as many edited places as the current memory, the
-share of places it hands over that were left alone is no higher than the current memory's (+5
-points; 50% when the current memory hands nothing: at least as many right places as wrong ones),
-and it makes no more false retrievals. Rejected builds are kept in `learn_rejected` for inspection
-(`habitus learn --show-rejected`). A build identical to the current memory is accepted unreplayed,
-and so is one when no recorded task edited a file that is in the working tree now (nothing to judge).
+The two memories are compared by one net score on the same replayed tasks: edited places found,
+minus places handed over that the task left alone, minus `FALSE_RETRIEVAL_COST` for every workflow
+handed to a task that needed nothing. The candidate is accepted when its net score is at least the
+current memory's. A first build (no current memory) is compared with handing nothing, whose score
+is 0: it must score above 0, and its false retrievals must stay under `FALSE_RETRIEVAL_LIMIT` of the
+tasks that needed nothing. So one false retrieval no longer rejects all learning, and a relearn
+that trades one place found for fewer wrong ones is kept. Rejected builds are kept in
+`learn_rejected` for inspection (`habitus learn --show-rejected`); the verdict's `reasons` say why in
+plain words. A build identical to the current memory is accepted unreplayed, and so is one when no
+recorded task edited a file that is in the working tree now (nothing to judge).
+
+The repo map (`habitus.learn.repomap`) is judged by `map_verdict` on the figures its calibration
+measured out of sample (each past task asked of a map that had not seen it): the same net score,
+counting files instead of places and a false hand-over (files handed, none right) as one more wrong.
 """
 
 from __future__ import annotations
@@ -30,12 +38,13 @@ from typing import Any
 
 from habitus.capture.worktree import is_tree_file
 from habitus.core.record import Record
+from habitus.core.subject import same_repo
 from habitus.core.workflow import Place, Workflow
 from habitus.store.db import transaction
 from habitus.store.sqlite import ensure_schema
 
-LEFT_ALONE_TOLERANCE = 0.05
-FIRST_BUILD_LEFT_ALONE = 0.5  # with no current memory: at least as many right places as wrong ones
+FALSE_RETRIEVAL_COST = 1.0  # a workflow handed to a task that needed nothing costs as much as a wrong place
+FALSE_RETRIEVAL_LIMIT = 0.25  # a first build may hand something to at most this share of tasks needing nothing
 MAX_REPLAY = 60  # the most recent recorded tasks replayed (keeps learning over big histories bounded)
 
 COMPONENT = "replay"
@@ -70,8 +79,13 @@ class ReplayFigures:
     def left_alone_share(self) -> float:
         return self.left_alone / self.handed if self.handed else 0.0
 
+    @property
+    def net(self) -> float:
+        """Places found, minus places left alone, minus the cost of false retrievals."""
+        return self.found - self.left_alone - FALSE_RETRIEVAL_COST * self.false_retrievals
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "left_alone_share": round(self.left_alone_share, 4)}
+        return {**asdict(self), "left_alone_share": round(self.left_alone_share, 4), "net": round(self.net, 2)}
 
 
 @dataclass
@@ -173,23 +187,62 @@ def gate(records: list[Record], candidate: list[Workflow], current: list[Workflo
     if not tasks:
         verdict.skipped = "no recorded task edited files that are in the working tree"
         return verdict
+    if not candidate and not current:
+        verdict.skipped = "no workflow to judge (no kind of task recurs yet)"
+        return verdict
     if current and _signature(candidate) == _signature(current):
         verdict.skipped = "the build is the current memory"
         return verdict
     probes = negative_probes(candidate, current)
     verdict.candidate = cand = replay(tasks, candidate, Path(repo), probes)
     verdict.current = cur = replay(tasks, current, Path(repo), probes)
-    if cand.found < cur.found:
-        verdict.reasons.append(f"finds fewer edited places ({cand.found}/{cand.edited} vs {cur.found}/{cur.edited})")
-    limit = cur.left_alone_share + LEFT_ALONE_TOLERANCE if cur.handed else FIRST_BUILD_LEFT_ALONE
-    if cand.left_alone_share > limit:
-        verdict.reasons.append(f"hands over more places the tasks left alone ({cand.left_alone}/{cand.handed} = "
-                               f"{cand.left_alone_share:.0%}, limit {limit:.0%})")
-    if cand.false_retrievals > cur.false_retrievals:
-        verdict.reasons.append(f"more false retrievals on tasks that need nothing ({cand.false_retrievals} vs "
-                               f"{cur.false_retrievals})")
+    verdict.reasons = judge(cand, cur, first=not current)
     verdict.accepted = not verdict.reasons
     return verdict
+
+
+def judge(cand: ReplayFigures, cur: ReplayFigures, *, first: bool) -> list[str]:
+    """Why the candidate is rejected (empty: accepted), in plain words; see the module docstring."""
+    detail = (f"found {cand.found}/{cand.edited} edited places (current {cur.found}), left alone "
+              f"{cand.left_alone}/{cand.handed} handed (current {cur.left_alone}/{cur.handed}), false retrievals "
+              f"{cand.false_retrievals} on {cand.negatives} tasks that need nothing (current {cur.false_retrievals})")
+    reasons = []
+    if first:
+        if cand.net <= 0 and cand.handed + cand.false_retrievals:
+            reasons.append(f"serves past tasks no better than handing nothing: net {cand.net:g} ({detail})")
+        limit = FALSE_RETRIEVAL_LIMIT * cand.negatives
+        if cand.negatives and cand.false_retrievals > limit:
+            reasons.append(f"too many false retrievals on tasks that need nothing: {cand.false_retrievals} of "
+                           f"{cand.negatives} (limit {FALSE_RETRIEVAL_LIMIT:.0%})")
+    elif cand.net < cur.net:
+        worse = []
+        if cand.found < cur.found:
+            worse.append("finds fewer edited places")
+        if cand.left_alone > cur.left_alone:
+            worse.append("hands over more places the tasks left alone")
+        if cand.false_retrievals > cur.false_retrievals:
+            worse.append("more false retrievals on tasks that need nothing")
+        reasons.append(f"serves past tasks worse than the current memory: net {cand.net:g} vs {cur.net:g}"
+                       + (f" ({', '.join(worse)})" if worse else "") + f"; {detail}")
+    return reasons
+
+
+def map_verdict(figures: dict[str, Any] | None) -> dict[str, Any]:
+    """Accept or reject a repo map's where-to-look on its out-of-sample figures (see the module docstring)."""
+    if not figures or not figures.get("tasks"):
+        return {"accepted": True, "reasons": [], "skipped": "no past task to judge where-to-look by"}
+    right, handed = int(figures["right"]), int(figures["handed"])
+    falses = int(figures["handovers"]) - int(figures["helped"])
+    net = right - (handed - right) - falses
+    reasons = []
+    if handed and net <= 0:
+        reasons.append(f"where-to-look serves past tasks no better than handing nothing: net {net} ({right} right "
+                       f"files, {handed - right} wrong, {falses} false hand-overs over {figures['tasks']} tasks)")
+    if figures["handovers"] and falses > FALSE_RETRIEVAL_LIMIT * figures["handovers"]:
+        reasons.append(f"too many false hand-overs: {falses} of {figures['handovers']} "
+                       f"(limit {FALSE_RETRIEVAL_LIMIT:.0%})")
+    return {"accepted": not reasons, "reasons": reasons, "skipped": None, "net": net,
+            "figures": {k: figures[k] for k in ("tasks", "handovers", "helped", "handed", "right")}}
 
 
 def replay_repo(records: list[Record], subject: str, repo: Path | None) -> Path | None:
@@ -198,8 +251,10 @@ def replay_repo(records: list[Record], subject: str, repo: Path | None) -> Path 
         return repo
     from habitus.capture.subject import repo_subject
 
-    for cwd, _ in Counter(r.cwd for r in records if r.cwd).most_common(3):
-        if cwd and Path(cwd).is_dir() and repo_subject(cwd) == subject:
+    places = Counter(r.cwd for r in records if r.cwd) + Counter(r.meta.get("repo_path") for r in records
+                                                                 if r.meta.get("repo_path"))
+    for cwd, _ in places.most_common(4):
+        if cwd and Path(cwd).is_dir() and same_repo(repo_subject(cwd), subject):
             return Path(cwd)
     return None
 
@@ -247,8 +302,24 @@ def describe(verdict: dict[str, Any]) -> str:
     return (f"replay gate: {head} — {c['tasks']} past tasks: edited places found {c['found']}/{c['edited']} "
             f"(current memory {m['found']}); places left alone {c['left_alone']}/{c['handed']} "
             f"(current {m['left_alone']}/{m['handed']}); false retrievals on {c['negatives']} tasks that need nothing "
-            f"{c['false_retrievals']} (current {m['false_retrievals']})"
-            + ("" if verdict["accepted"] else "; " + "; ".join(verdict["reasons"])))
+            f"{c['false_retrievals']} (current {m['false_retrievals']}); net {c.get('net', 0):g} vs "
+            f"{m.get('net', 0):g}" + ("" if verdict["accepted"] else "; " + "; ".join(verdict["reasons"])))
+
+
+def describe_map(summary: dict[str, Any]) -> str:
+    """One line for `habitus learn`: the repo map built, and its where-to-look verdict in plain words."""
+    figures = summary.get("out_of_sample") or {}
+    head = (f"repo map: {summary['tasks']} change tasks, {summary['files']} files, checks "
+            f"{', '.join(summary['checks']) or '-'}, {summary['traps']} traps")
+    if figures:
+        head += (f"; where-to-look on past tasks it had not seen: {figures['helped']}/{figures['tasks']} tasks got a "
+                 f"right file, {figures['right']}/{figures['handed']} files right, "
+                 f"{figures['handovers'] - figures['helped']}/{figures['handovers']} hand-overs wrong")
+    if summary.get("accepted"):
+        limits = summary["thresholds"]
+        return head + (f" (model {summary.get('model')}; hand-over at chance ≥ {limits.get('handover_chance')}, "
+                       f"files at ≥ {limits.get('min_chance')})")
+    return head + f"; where-to-look REJECTED, {summary.get('kept')}: " + "; ".join(summary.get("reasons") or [])
 
 
 def gate_build(conn: Any, subject: str, records: list[Record], candidate: list[Workflow], *,

@@ -26,10 +26,12 @@ from habitus.recall.cues import (
     task_units,
 )
 from habitus.recall.intent import classify_intent
-from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow, render
+from habitus.recall.render import DEFAULT_BUDGETS, SelectedWorkflow
 
 if TYPE_CHECKING:
+    from habitus.core.repomap import RepoMap
     from habitus.recall.cache import IndexEntry, RecallIndex
+    from habitus.recall.look import Look
     from habitus.store.db import Connection
 
 SELECTORS = ("habitus", "cues", "bm25", "embedding", "none")
@@ -55,6 +57,7 @@ class RecallResult:
     agent: str = "claude"
     session_id: str | None = None
     stale_counts: dict[str, int] = field(default_factory=dict)
+    look: Look | None = None  # the repo map's part: where to look, how to check, watch out
 
     @property
     def chars(self) -> int:
@@ -64,6 +67,25 @@ class RecallResult:
     def workflow_ids(self) -> list[str]:
         return [s.workflow.id for s in self.selected]
 
+    @property
+    def files(self) -> list[str]:
+        """Every file the hand-over points at, in the order shown (moved files at their new path)."""
+        from habitus.recall.handover import step_file
+
+        out: dict[str, None] = dict.fromkeys(c.file for c in self.look.files) if self.look else {}
+        for sel in self.selected:
+            for n in sel.shown_steps():
+                path = step_file(sel, n)
+                if path:
+                    out.setdefault(path, None)
+        return list(out)
+
+    @property
+    def checks(self) -> list[str]:
+        """Every check command the hand-over gives, in order."""
+        mapped = [c.command for c in self.look.checks] if self.look else []
+        return list(dict.fromkeys(mapped + [c for sel in self.selected for c in sel.live_checks()]))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task,
@@ -72,6 +94,11 @@ class RecallResult:
             "text": self.text,
             "chars": self.chars,
             "workflow_ids": self.workflow_ids,
+            "files": self.files,
+            "checks": self.checks,
+            "where": self.look.to_dict() if self.look else None,
+            "confidence": round(self.look.confidence, 3) if self.look else None,
+            "abstained": self.look.abstained if self.look else None,
             "budget": self.budget,
             "selector": self.selector,
         }
@@ -249,7 +276,7 @@ def handover_writes(result: RecallResult, *, session_id: str | None = None) -> d
 
     Plain data, so a hook on a shared store can queue it locally and send it later (`habitus.store.outbox`).
     """
-    if not result.selected and not any(result.stale_counts.values()):
+    if not result.selected and not result.files and not any(result.stale_counts.values()):
         return None
     if result.subject is None and result.cwd:
         from habitus.capture.subject import repo_subject
@@ -278,18 +305,20 @@ def handover_writes(result: RecallResult, *, session_id: str | None = None) -> d
         "workflows": result.workflow_ids, "steps": steps,
         "stale": [dict(s, workflow=d["id"]) for d in dicts for s in d["stale"]],
         "moved": [dict(m, workflow=d["id"]) for d in dicts for m in d["moved"]],
-        "chars": result.chars, "created": now,
+        "files": result.files, "chars": result.chars, "created": now,
     }
     return {"bumps": bumps, "verified": verified, "when": now, "handover": entry}
 
 
 def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | None = None, conn=None,
            workflows: list[Workflow] | None = None, selector: str = "habitus", session_id: str | None = None,
-           log: bool = True) -> RecallResult:
-    """Choose, validate and render the workflows `task` needs in the repo at `cwd`.
+           log: bool = True, repomap: RepoMap | None = None) -> RecallResult:
+    """Choose, validate and render what `task` needs in the repo at `cwd`: where to look, how to check and what
+    to watch out for (the repo map, `habitus.recall.look`), then the workflows that fit.
 
     `workflows` given → use them instead of the store (nothing is written to the store then
-    unless `conn` is given too). `log` → count shows and stale hits and log the hand-over.
+    unless `conn` is given too); the repo map is then used only when given as `repomap`.
+    `log` → count shows and stale hits and log the hand-over.
     """
     if not isinstance(task, str):
         raise RecallError("the task must be text")
@@ -304,7 +333,7 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
     subject = None
     own_conn = None
     repo: tuple[Path | None, str | None] | None = None  # (work-tree root, HEAD) once known
-    if workflows is None:
+    if workflows is None or repomap is not None:
         from habitus.recall.repo import repo_facts
 
         root, head, subject = repo_facts(folder)  # one parallel round of git instead of four calls in a row
@@ -324,9 +353,19 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
             for sel in before:
                 v = sel.validation
                 stale_ids[sel.workflow.id] = len(v.stale_steps) + sum(c.stale for c in v.checks) if v else 0
-        result = RecallResult(task=task, intent=intent, selected=selected, text=render(selected, limit),
-                              budget=limit, selector=selector, cwd=str(folder), subject=subject, agent=agent,
-                              session_id=session_id, stale_counts=stale_ids)
+        mapped = None
+        if selector == "habitus" and (workflows is None or repomap is not None):
+            from habitus.recall.look import look
+
+            mapped = look(task[:MAX_TASK_CHARS], intent, root=repo[0] if repo else None,
+                          head=repo[1] if repo else None, subject=subject,
+                          conn=conn if workflows is None else None, repomap=repomap)
+        from habitus.recall.handover import render_handover
+
+        result = RecallResult(task=task, intent=intent, selected=selected,
+                              text=render_handover(mapped, selected, limit), budget=limit, selector=selector,
+                              cwd=str(folder), subject=subject, agent=agent, session_id=session_id,
+                              stale_counts=stale_ids, look=mapped)
         if log and conn is not None:
             record_handover(conn, result)
         return result

@@ -4,6 +4,8 @@ Lexical overlap is not intent: "Review the keyboard shortcuts described in the d
 changes" shares words with the shortcut workflow but asks for no edit, so a `change` workflow must
 not be handed to it. The rules, in order (first that applies wins):
 
+0. a pasted plan to implement ("Implement the following plan: # …") → change: a "no schema changes" or
+   "read-only view" inside the plan describes the work, it does not restrict it;
 1. an explicit no-change restriction anywhere ("no code changes", "docs only", "don't modify the
    code", "read-only", "just look", "コードは変更しない", …) → inspect;
 2. a later sentence starts with a change verb ("Why does export fail? Fix it.") → change; the
@@ -48,6 +50,9 @@ delete deleting rename renaming refactor refactoring change changing modify modi
 move moving support introduce replace replacing bump upgrade migrate migrating convert port extract
 split merge wire hook register enable disable toggle allow expose install configure set patch build
 insert append extend improve optimize optimise speed reduce increase drop deprecate handle resolve
+hide display highlight sort align center style color colour validate cache format clarify mention mark group
+redesign surface propagate block filter expand collapse clean tidy polish simplify restore revert rewrite tweak
+adjust prevent avoid ensure rework reorder swap persist store render translate localize localise document
 """)
 
 _INSPECT_VERBS = _wordset("""
@@ -68,6 +73,7 @@ _POLITE = lazy_re(
     re.IGNORECASE,
 )
 _WORD = lazy_re(r"[a-z][a-z'’]*", re.IGNORECASE)
+_PLAN_REQUEST = lazy_re(r"^\s*(?:please\s+)?implement\s+(?:the\s+following|this)\s+plan\b", re.IGNORECASE)
 _SENTENCE_BREAK = lazy_re(r"(?<=[.!?;:])\s+|\n+|[。！？]")
 _CONJ_CHANGE = lazy_re(r"\b(?:and|then|also|&)\s+(?:then\s+)?(\w+)", re.IGNORECASE)
 
@@ -96,6 +102,8 @@ def _may_say_no_change(task: str) -> bool:
 
 def classify_intent(task: str) -> str:
     """`change` or `inspect` (see the module docstring for the rules)."""
+    if _PLAN_REQUEST.match(task):
+        return "change"
     if _may_say_no_change(task) and _NO_CHANGE.search(task):
         return "inspect"
     text = strip_negated(task)

@@ -23,7 +23,7 @@ from habitus.recall.quote import fenced, quote_evidence
 if TYPE_CHECKING:
     from habitus.recall.validate import StepState, Validation
 
-DEFAULT_BUDGETS = {"claude": 9_800, "codex": 4_000}
+DEFAULT_BUDGETS = {"claude": 2_000, "codex": 1_500}  # a compact hand-over (issue 13 §3); --budget raises it
 _EXCERPT_LEVELS = (6, 4, 3, 2, 1, 0)
 _CUT_MARK = "\n…(cut to the hand-over budget)"
 

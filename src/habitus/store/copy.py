@@ -31,6 +31,7 @@ TABLE_OWNERS: tuple[tuple[str, str], ...] = (
     ("habitus.store.notes", "ensure_notes_schema"),
     ("habitus.store.vectors", "ensure"),
     ("habitus.learn.replay", "ensure_replay_schema"),
+    ("habitus.store.repomap", "ensure_repomap_schema"),
 )
 BATCH = 500
 # columns that say when a row was written here, not what it holds

@@ -363,6 +363,14 @@ def save_records(conn: Any, records: Iterable[Record]) -> int:
     return len(rows)
 
 
+def delete_task_records(conn: Any, trace_ids: list[str]) -> None:
+    """Remove the later-task records (`<trace id>#<n>`) of these traces, before they are saved again."""
+    ensure_memory_schema(conn)
+    with transaction(conn):
+        conn.executemany("DELETE FROM learn_records WHERE trace_id >= ? AND trace_id < ?",
+                         [(f"{t}#", f"{t}$") for t in trace_ids])
+
+
 def load_records(conn: Any, subject: str | None = None) -> list[Record]:
     """Records of a subject (by root commit; None: all), oldest first."""
     ensure_memory_schema(conn)

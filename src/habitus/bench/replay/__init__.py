@@ -1,0 +1,1 @@
+"""`habitus bench replay`: the repo's own history as the benchmark (see docs/bench-replay.md)."""

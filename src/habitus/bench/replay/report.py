@@ -1,0 +1,101 @@
+"""Reports of a replay: `results.json`, a markdown table (`results.md`) and one HTML page with plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from habitus.bench.replay.runner import ReplayRun
+from habitus.bench.report_html import Section, Table, write_html_report
+
+
+def _ci(iv: dict[str, Any], digits: int = 2) -> str:
+    est = iv.get("estimate", 0.0)
+    if iv.get("low") is None or iv.get("high") is None:
+        return f"{est:.{digits}f}"
+    return f"{est:.{digits}f} [{iv['low']:.{digits}f}, {iv['high']:.{digits}f}]"
+
+
+def table_rows(data: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    columns = ["selector", "tasks with ≥1 right file", "file precision", "file recall", "F1 (per task)",
+               "hand-overs", "false hand-overs", "check handed (of tasks that ran one)", "chars (mean)",
+               "latency p95 ms", "P@1 / P@3", "habitus F1 − this"]
+    rows = []
+    for name, s in data["summary"].items():
+        hit = s["hit"]
+        checks = s["checks"]
+        check = (f"{checks['with_the_check']}/{checks['handovers_needing_one']}" if checks["handovers_needing_one"]
+                 else "–")
+        diff = data.get("f1_vs_habitus", {}).get(name)
+        rows.append([
+            name, f"{hit['count']}/{s['tasks_with_truth']} ({_ci(hit)})", _ci(s["precision"]), _ci(s["recall"]),
+            _ci(s["f1"], 3), s["handovers"],
+            f"{s['false_handovers']['count']}/{s['handovers']}" if s["handovers"] else "–", check,
+            s["chars"]["mean"], s["latency_ms"]["p95"],
+            f"{s['at_k']['1']['precision']:.2f} / {s['at_k']['3']['precision']:.2f}",
+            _ci(diff, 3) if diff else "–",
+        ])
+    return columns, rows
+
+
+def markdown(data: dict[str, Any]) -> str:
+    columns, rows = table_rows(data)
+    head = (f"Replay of {data['repo']}: {data['history']} history sessions, {data['tasks']} later tasks "
+            f"(split {data['split']}); learning {data['learn'].get('seconds')} s, "
+            f"{data['learn'].get('workflows')} workflows, {data['learn'].get('model_calls', 0)} model calls. "
+            "Intervals: bootstrap 95% over tasks (Wilson for shares).\n\n")
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return head + "\n".join(lines) + "\n"
+
+
+def _figure(data: dict[str, Any]) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(data["summary"])
+    metrics = [("hit", "tasks with ≥1 right file"), ("precision", "file precision"), ("f1", "F1 per task")]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4))
+    for ax, (key, label) in zip(axes, metrics, strict=True):
+        ests = [data["summary"][n][key]["estimate"] for n in names]
+        lows = [max(0.0, e - (data["summary"][n][key]["low"] if data["summary"][n][key]["low"] is not None else e))
+                for n, e in zip(names, ests, strict=True)]
+        highs = [max(0.0, (data["summary"][n][key]["high"] if data["summary"][n][key]["high"] is not None else e) - e)
+                 for n, e in zip(names, ests, strict=True)]
+        colors = ["#2b6cb0" if n == "habitus" else "#a0aec0" for n in names]
+        ax.bar(range(len(names)), ests, yerr=[lows, highs], color=colors, capsize=3)
+        ax.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(label, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def write_reports(run: ReplayRun, out_dir: Path | str) -> dict[str, str]:
+    """Write results.json, results.md and report.html into `out_dir`; returns their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = run.to_dict()
+    (out / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    md = markdown(data)
+    (out / "results.md").write_text(md, encoding="utf-8")
+    columns, rows = table_rows(data)
+    per_task = Table(columns=["task", "truth", *run.selectors], rows=[
+        [row["task"]["task"][:80], len(row["task"]["truth"]),
+         *[f"{row[n]['right']}/{len(row[n]['handed'])}" for n in run.selectors]] for row in data["per_task"]],
+        caption="right files / files handed, per task")
+    sections = [
+        Section("Selectors", text=md.split("\n\n", 1)[0], tables=[Table(columns=columns, rows=rows)],
+                figures=[_figure(data)]),
+        Section("Per task", tables=[per_task]),
+        Section("habitus hand-overs", blocks=[(t.task[:100], run.handovers[t.id]) for t in run.tasks
+                                              if t.id in run.handovers][:60]),
+    ]
+    html = write_html_report(out / "report.html", "habitus bench replay", sections)
+    return {"json": str(out / "results.json"), "markdown": str(out / "results.md"), "html": str(html)}
+
+
+__all__ = ["markdown", "table_rows", "write_reports"]

@@ -1,0 +1,187 @@
+"""`run_replay`: learn from the first part of a repo's recorded history, replay each later task at its start.
+
+1. The repo's sessions are read from the store (read only) and ordered by start; the first
+   `split` share (or those started before `before`) is the history, the rest are the tasks.
+2. In a temporary folder: a shared clone of the repo (the user's checkout is never touched), and a
+   store holding only the history, from which `habitus.learn.learn` builds memory exactly as
+   `habitus learn` would (replay gate included), with the clone checked out where the first task
+   started. `HABITUS_HOME` points into the folder for the run, so no cache of the user's is written.
+3. Each task: the clone is checked out at the commit the task started from, and every selector
+   hands it files (and checks); `habitus.bench.replay.metrics` scores them against what the
+   session changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from habitus.bench.replay.history import ReplayTask, load_tasks
+from habitus.bench.replay.metrics import TaskScore, paired_f1, score_task, summarize
+from habitus.bench.replay.selectors import SELECTORS, ReplayContext, run_selector
+
+DEFAULT_SPLIT = 0.6
+
+
+class ReplayError(ValueError):
+    """The replay cannot run as asked (no repo, no sessions, nothing to replay); the message is one line."""
+
+
+@dataclass
+class ReplayRun:
+    """Everything a replay measured, ready for the JSON/markdown/HTML reports."""
+
+    repo: str
+    subject: str
+    split: dict[str, Any]
+    selectors: list[str]
+    history: list[ReplayTask]
+    tasks: list[ReplayTask]
+    scores: dict[str, list[TaskScore]] = field(default_factory=dict)
+    learn: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    handovers: dict[str, str] = field(default_factory=dict)  # task id -> habitus's hand-over text
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return {name: summarize(self.scores[name]) for name in self.selectors}
+
+    def comparisons(self) -> dict[str, dict[str, Any]]:
+        if "habitus" not in self.scores:
+            return {}
+        return {name: paired_f1(self.scores["habitus"], self.scores[name]) for name in self.selectors
+                if name != "habitus"}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo, "subject": self.subject, "split": self.split, "selectors": list(self.selectors),
+            "history": len(self.history), "tasks": len(self.tasks), "learn": self.learn,
+            "seconds": round(self.seconds, 2), "summary": self.summary(),
+            "f1_vs_habitus": self.comparisons(),
+            "per_task": [{"task": t.to_dict(), **{name: self.scores[name][i].to_dict() for name in self.selectors}}
+                         for i, t in enumerate(self.tasks)],
+        }
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=300)
+    if done.returncode != 0:
+        raise ReplayError(f"git {' '.join(args[:2])} failed: {done.stderr.strip()[:200]}")
+    return done.stdout.strip()
+
+
+@contextmanager
+def _home(path: Path) -> Iterator[None]:
+    old = os.environ.get("HABITUS_HOME")
+    os.environ["HABITUS_HOME"] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("HABITUS_HOME", None)
+        else:
+            os.environ["HABITUS_HOME"] = old
+
+
+def split_tasks(tasks: list[ReplayTask], *, split: float = DEFAULT_SPLIT,
+                before: str | None = None) -> tuple[list[ReplayTask], list[ReplayTask]]:
+    """(history, later tasks): by date when `before` is given, else the first `split` share (rounded down)."""
+    if before:
+        return [t for t in tasks if t.started < before], [t for t in tasks if t.started >= before]
+    if not 0.0 < split < 1.0:
+        raise ReplayError(f"--split must be between 0 and 1, got {split}")
+    cut = int(len(tasks) * split)
+    return tasks[:cut], tasks[cut:]
+
+
+def checkout(worktree: Path, commit: str) -> None:
+    _git(worktree, "checkout", "-q", "-f", "--detach", commit)
+    _git(worktree, "clean", "-q", "-fdx")
+
+
+def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | None = None,
+               until: str | None = None, selectors: list[str] | None = None, store_path: Path | str | None = None,
+               progress: Callable[[str], None] | None = None) -> ReplayRun:
+    """Replay the repo's recorded tasks (see the module docstring); `until` leaves out sessions started at or after
+    that date (an inner evaluation on an earlier part of the history)."""
+    from habitus.capture.subject import repo_root, repo_subject
+    from habitus.core.subject import subject_root_commit
+    from habitus.index.code import code_index
+    from habitus.learn import learn
+    from habitus.store import open_store
+
+    started = time.perf_counter()
+    chosen = list(selectors or SELECTORS)
+    unknown = [s for s in chosen if s not in SELECTORS]
+    if unknown:
+        raise ReplayError(f"unknown selector {unknown[0]!r} (one of {', '.join(SELECTORS)})")
+    root = repo_root(repo)
+    subject = repo_subject(root) if root else None
+    if root is None or subject is None:
+        raise ReplayError(f"{repo} is not a git repository with a commit")
+    say = progress or (lambda _msg: None)
+    store = open_store(store_path)
+    try:
+        tasks, traces = load_tasks(store, subject, root)
+    finally:
+        store.close()
+    if until:
+        keep = [i for i, t in enumerate(tasks) if t.started < until]
+        tasks, traces = [tasks[i] for i in keep], [traces[i] for i in keep]
+    if len(tasks) < 2:
+        raise ReplayError(f"{len(tasks)} recorded sessions of {root} in the store: ingest its sessions first "
+                          "(habitus ingest, or --git-branch entire/checkpoints/v1 --repo PATH)")
+    history, later = split_tasks(tasks, split=split, before=before)
+    later = [t for t in later if t.start_commit]
+    if not history or not later:
+        raise ReplayError(f"nothing to replay: {len(history)} history sessions, {len(later)} later tasks with a "
+                          "known start commit")
+    by_id = {t.id: tr for t, tr in zip(tasks, traces, strict=True)}
+    run = ReplayRun(repo=str(root), subject=subject, selectors=chosen, history=history, tasks=later,
+                    split={"share": split if not before else None, "before": before, "until": until,
+                           "history_until": history[-1].started, "tasks_from": later[0].started})
+    tmp = Path(tempfile.mkdtemp(prefix="habitus-replay-"))
+    try:
+        with _home(tmp / "home"):
+            worktree = tmp / "work"
+            _git(root, "clone", "-q", "--shared", "--no-checkout", str(root), str(worktree))
+            checkout(worktree, later[0].start_commit or "HEAD")
+            mem = open_store(tmp / "home" / "habitus.db")
+            try:
+                for task in history:
+                    mem.put_trace(by_id[task.id])
+                say(f"learning from {len(history)} sessions")
+                learned = time.perf_counter()
+                report = learn(mem.conn, repo=worktree)
+                run.learn = {"seconds": round(time.perf_counter() - learned, 2), "records": report.records_total,
+                             "workflows": len(report.workflows), "replay_gate": report.replay,
+                             "model_calls": 0}
+                key = subject_root_commit(subject)
+                for i, task in enumerate(later, start=1):
+                    say(f"task {i}/{len(later)}: {task.task[:60]!r}")
+                    checkout(worktree, task.start_commit or "HEAD")
+                    code = code_index(worktree, _git(worktree, "rev-parse", "HEAD"), cache_key=key)
+                    if code is None:
+                        raise ReplayError(f"cannot list the files of {task.start_commit}")
+                    ctx = ReplayContext(worktree=worktree, history=history, code=code, conn=mem.conn)
+                    for name in chosen:
+                        handed = run_selector(name, task, ctx)
+                        run.scores.setdefault(name, []).append(score_task(task, name, handed))
+                        if name == "habitus" and handed.text:
+                            run.handovers[task.id] = handed.text
+            finally:
+                mem.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+__all__ = ["DEFAULT_SPLIT", "ReplayError", "ReplayRun", "run_replay", "split_tasks"]

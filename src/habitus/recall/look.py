@@ -1,0 +1,145 @@
+"""The repo-map part of a hand-over: where to look, how to check, what to watch out for.
+
+`look(task, …)` reads the repo's map (learned by `habitus.learn.repomap`), lists the files of HEAD
+with their symbols (`habitus.index.code`, cached per commit), and decides what the task gets:
+
+- a generic follow-up ("commit", "yes", "fix the lint") gets nothing;
+- a question or review (intent `inspect`) gets *where to look* only when it asks where something is;
+- a change gets the files whose chance reaches the map's thresholds (`habitus.recall.where`), the
+  repo's checks that still exist (`validate.check_state`), and the traps that concern those files
+  or checks. When no file is likely enough the files are left out (an abstention, with its reason):
+  no hand-over beats a wrong one.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from habitus.core.lazyre import lazy_re
+from habitus.core.tasktext import is_followup, is_noise
+
+if TYPE_CHECKING:
+    from habitus.core.repomap import CheckConvention, RepoMap, Trap
+    from habitus.recall.where import Candidate
+
+MAX_CHECKS = 3
+MIN_CHECK_SHARE = 0.1  # a check run by fewer of the repo's checked tasks than this is not a convention
+MIN_CHECK_TASKS = 2
+MAX_TRAPS = 2
+_ASKS_WHERE = lazy_re(r"\bwhere\b|\bwhich (?:file|files|module|component|class|function)\b|\bfind (?:the )?"
+                         r"(?:file|code|place)\b|\blocate\b|\bwhat file", re.I)
+
+
+@dataclass
+class Look:
+    """What the repo map contributes to one hand-over."""
+
+    kind: str  # change | inspect | followup | none
+    files: list[Candidate] = field(default_factory=list)
+    checks: list[CheckConvention] = field(default_factory=list)
+    traps: list[Trap] = field(default_factory=list)
+    confidence: float = 0.0  # the chance of the best candidate file
+    abstained: str | None = None  # why no file is handed, when none is
+    considered: list[Candidate] = field(default_factory=list)  # the best candidates, for --json
+    repomap_tasks: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.files or self.checks or self.traps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "files": [c.to_dict() for c in self.files],
+                "checks": [{"command": c.command, "tasks": c.tasks} for c in self.checks],
+                "watch_out": [t.to_dict() for t in self.traps], "confidence": round(self.confidence, 3),
+                "abstained": self.abstained, "considered": [c.to_dict() for c in self.considered[:6]],
+                "learned_from_tasks": self.repomap_tasks}
+
+
+def task_kind(task: str, intent: str) -> str:
+    """followup | inspect | change for recall's purposes."""
+    text = task.strip()
+    if not text or is_noise(text) or is_followup(text):
+        return "followup"
+    return "inspect" if intent == "inspect" else "change"
+
+
+def live_checks(repomap: RepoMap, root: Path | None) -> list[CheckConvention]:
+    """The repo's conventional checks (most-run first) whose program, script or target still exists."""
+    from habitus.recall.validate import check_state
+
+    floor = max(MIN_CHECK_TASKS, MIN_CHECK_SHARE * repomap.checked_tasks)
+    out = []
+    for check in repomap.checks:
+        if check.tasks < floor:
+            continue
+        if root is not None and check_state(check.command, root).stale:
+            continue
+        out.append(check)
+        if len(out) == MAX_CHECKS:
+            break
+    return out
+
+
+def relevant_traps(repomap: RepoMap, files: list[str], checks: list[CheckConvention]) -> list[Trap]:
+    """Traps the tasks that changed these files fell into, or that concern these checks."""
+    from habitus.learn.checks import check_key
+
+    keys = {check_key(c.command) for c in checks} - {None}
+    wanted = set(files)
+    out = [t for t in repomap.traps if wanted.intersection(t.files) or check_key(t.failing) in keys]
+    return sorted(out, key=lambda t: -t.tasks)[:MAX_TRAPS]
+
+
+def look(task: str, intent: str, *, root: Path | None, head: str | None, subject: str | None,
+         conn: sqlite3.Connection | None = None, repomap: RepoMap | None = None) -> Look:
+    """Where to look, how to check and what to watch out for, for `task` in the repo at `root` (see the module)."""
+    kind = task_kind(task, intent)
+    if kind == "followup":
+        return Look(kind=kind)
+    if repomap is None and conn is not None:
+        from habitus.store.repomap import load_repo_map
+
+        repomap = load_repo_map(conn, subject)
+    if repomap is None:
+        return Look(kind="none")
+    result = Look(kind=kind, repomap_tasks=repomap.tasks)
+    if kind == "inspect" and not _ASKS_WHERE.search(task):
+        return result
+    files = _where(task, repomap, root, head, subject, result)
+    result.files = files
+    if kind == "change":
+        result.checks = live_checks(repomap, root)
+        result.traps = relevant_traps(repomap, [c.file for c in files], result.checks)
+    return result
+
+
+def _where(task: str, repomap: RepoMap, root: Path | None, head: str | None, subject: str | None,
+           result: Look) -> list[Candidate]:
+    from habitus.core.subject import subject_root_commit
+    from habitus.index.code import code_index
+    from habitus.recall.where import candidates, pick, probabilities
+
+    if root is None or head is None:
+        result.abstained = "not in a git work tree"
+        return []
+    code = code_index(root, head, cache_key=subject_root_commit(subject) if subject else None)
+    if code is None:
+        result.abstained = "cannot list the files at HEAD"
+        return []
+    ranked = probabilities(candidates(task, repomap, code, root, code_docs=code.term_docs()), repomap.model)
+    ranked = [c for c in ranked if (root / c.file).exists()]  # committed but deleted in the work tree
+    result.considered = ranked[:6]
+    result.confidence = ranked[0].chance if ranked else 0.0
+    need = repomap.thresholds.get("handover_chance", 0.5)
+    if not ranked or ranked[0].chance < need:
+        result.abstained = (f"no file is likely enough (best chance {result.confidence:.2f}, "
+                            f"needs {min(need, 1.0):.2f})" if need <= 1.0 else "where-to-look is off for this repo")
+        return []
+    return pick(ranked, min_chance=repomap.thresholds.get("min_chance", 0.4)) or ranked[:1]
+
+
+__all__ = ["Look", "live_checks", "look", "relevant_traps", "task_kind"]

@@ -1,0 +1,361 @@
+"""Where to look: the files a task's work most likely goes to, each with the evidence for it.
+
+Evidence for a file, gathered without a model:
+
+- **named**: the task names the file (a path, a unique suffix of one, or a unique file name; a
+  backticked name that is a file's stem); stronger in a heading, a `File:` line or the title;
+- **defines**: the task names a symbol (backticked, or an identifier like `UnifiedFileRow`) that
+  the file defines at HEAD, and at most two files do;
+- **quoted**: a phrase the task quotes ("Generate Prompts") occurs verbatim in the file (`git grep`);
+- **map**: the words of the task meet the words of past tasks that changed the file (BM25 over the
+  repo map's file profiles, normalised by the task's own best possible score);
+- **code**: the words of the task meet the file's path segments and defined symbols (BM25);
+- **base**: the share of past tasks that changed the file.
+
+`candidates()` turns these into features; `probabilities()` applies the repo's logistic model
+(`RepoMap.model`, fitted on its own history by `habitus.learn.calibrate`) and `pick()` keeps the
+files at or above the chance threshold, at most `MAX_FILES`. Only files that exist at HEAD are
+candidates: every place is validated against the work tree by construction.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from habitus.core.lazyre import lazy_re
+from habitus.core.tasktext import TaskText
+
+if TYPE_CHECKING:
+    from habitus.core.repomap import RepoMap
+    from habitus.index.code import CodeIndex
+
+FEATURES = ("named", "named_strong", "named_code_only", "named_count", "named_rate", "defines", "quoted", "map",
+            "map_top", "vote", "code", "code_top", "base")
+MAX_FILES = 4
+MAP_CANDIDATES = 6
+CODE_CANDIDATES = 4
+SIMILAR_TASKS = 5
+MIN_VOTE = 0.2  # a file changed by similar tasks holding less of their similarity than this is no candidate
+MAX_DEFINERS = 2  # a name defined in more files than this says little about where the work goes
+MAX_QUOTE_FILES = 3
+MAX_QUOTES = 6
+QUOTE_PREFIX_WORDS = 5
+GREP_TIMEOUT_S = 2.0
+NAMED_PRIOR = 2.0  # pseudo-count pulling a file's named→changed rate towards the repo's rate
+# used until a repo's history is long enough to fit its own (see habitus.learn.calibrate): files the task
+# names or whose symbols it names are likely; words alone are not enough
+DEFAULT_MODEL = {"bias": -3.0, "named": 2.6, "named_strong": 0.8, "named_code_only": -1.0, "named_count": 0.3,
+                 "named_rate": 1.0, "defines": 1.6, "quoted": 1.6, "map": 1.0, "map_top": 0.3, "vote": 1.0, "code": 0.3,
+                 "code_top": 0.1,
+                 "base": 1.0}
+_STRONG_LINE = lazy_re(r"^\s*(?:#{1,6}\s|[-*]?\s*\**\s*(?:files?|path|location|in|modify|edit|create|update)"
+                          r"\b[^:\n]{0,30}:)", re.I)
+_STRONG_HEADING = lazy_re(r"\b(?:files?|changes?|modif\w*|implement\w*|approach|fix\w*|steps?|where)\b", re.I)
+_FENCE_BLOCK = lazy_re(r"```.*?(?:```|\Z)", re.S)
+_COMMAND_LINE = lazy_re(r"^\s*[-*\d.)]*\s*`?(?:\$\s*)?(?:bun|npm|npx|pnpm|yarn|node|deno|python3?|uv|go|cargo|make|"
+                           r"bash|sh|git|cd|cat|ls|rg|grep)\s", re.I)
+
+
+MAX_QUOTE = 90
+
+
+def quote(text: str, limit: int = MAX_QUOTE) -> str:
+    """`text` as quoted data: one line, no backticks or double quotes inside, at most `limit` characters."""
+    flat = re.sub(r"\s+", " ", text.replace("`", "'").replace('"', "'")).strip()
+    return '"' + (flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…") + '"'
+
+
+@dataclass
+class Candidate:
+    """A file that some evidence points at, its features and the reasons in words."""
+
+    file: str
+    features: dict[str, float] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    chance: float = 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {"file": self.file, "chance": round(self.chance, 3), "why": list(self.reasons),
+                "features": {k: round(v, 3) for k, v in self.features.items() if v}}
+
+
+def _resolve_path(mention: str, files: dict[str, object], lower: dict[str, str],
+                  by_name: dict[str, list[str]]) -> str | None:
+    clean = mention.strip("`'\"()[]<>,;:").removeprefix("./").removeprefix("@")
+    key = clean.lower()
+    if key in lower:
+        return lower[key]
+    if "/" in key:
+        hits = [p for low, p in lower.items() if low.endswith("/" + key)]
+        if len(hits) == 1:
+            return hits[0]
+    name = key.rsplit("/", 1)[-1]
+    hits = by_name.get(name, [])
+    return hits[0] if len(hits) == 1 else None
+
+
+def _mention_kind(text: str, title: str, path: str, mention: str) -> tuple[bool, bool]:
+    """(strong, only in code) for a file's mentions: strong in the title, a heading, a `File:` line, a line that is
+    just the path, or under a heading about files or changes; only in code when every mention is inside a fenced
+    block or a shell command line."""
+    base = path.rsplit("/", 1)[-1]
+    strong = base.lower() in title.lower()
+    in_prose = False
+    masked = _FENCE_BLOCK.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    heading = ""
+    for line in masked.split("\n"):
+        head = re.match(r"^\s{0,3}#{1,6}\s+(.*)", line)
+        if head:
+            heading = head.group(1)
+        if mention not in line and base not in line:
+            continue
+        if _COMMAND_LINE.match(line) or not line.strip():
+            continue
+        in_prose = True
+        bare = line.strip().strip("*`-: ").split(" (", 1)[0].strip("*` ")
+        if (head or _STRONG_LINE.match(line) or bare in (mention, path, base) or _STRONG_HEADING.search(heading)):
+            strong = True
+    return strong, not in_prose
+
+
+def named_files(tt: TaskText, code: CodeIndex) -> dict[str, tuple[int, bool, bool]]:
+    """file -> (mentions, strong?, only in code?) for the files the task names that exist in `code`."""
+    lower = {p.lower(): p for p in code.files}
+    by_name: dict[str, list[str]] = {}
+    by_stem: dict[str, list[str]] = {}
+    for p in code.files:
+        base = p.rsplit("/", 1)[-1].lower()
+        by_name.setdefault(base, []).append(p)
+        by_stem.setdefault(base.split(".", 1)[0], []).append(p)
+    found: dict[str, tuple[int, bool, bool]] = {}
+    body = tt.body
+    for mention in tt.paths:
+        path = _resolve_path(mention, code.files, lower, by_name)
+        if path is None:
+            continue
+        count = max(1, body.count(mention))
+        strong, code_only = _mention_kind(body, tt.title, path, mention)
+        old = found.get(path, (0, False, True))
+        found[path] = (old[0] + count, old[1] or strong, old[2] and code_only)
+    for name in tt.names:
+        hits = by_stem.get(name.lower(), [])
+        if len(hits) == 1 and len(name) >= 4 and hits[0] not in found:
+            found[hits[0]] = (max(1, body.count(name)), *_mention_kind(body, tt.title, hits[0], name))
+    return found
+
+
+def defining_files(tt: TaskText, code: CodeIndex) -> dict[str, list[str]]:
+    """file -> the names the task mentions that it defines (names defined by at most MAX_DEFINERS files)."""
+    wanted = {n for n in tt.names if len(n) >= 4}
+    if not wanted:
+        return {}
+    out: dict[str, list[str]] = {}
+    for name, files in code.defines().items():
+        if name in wanted and len(files) <= MAX_DEFINERS:
+            for f in files:
+                out.setdefault(f, []).append(name)
+    return out
+
+
+def quoted_files(tt: TaskText, worktree: Path | None) -> dict[str, list[str]]:
+    """file -> quoted phrases of the task it contains verbatim (a phrase found in more than MAX_QUOTE_FILES
+    files is too common to say where the work goes)."""
+    phrases = [q for q in tt.quoted if len(q) >= 6 and " " in q.strip()][:MAX_QUOTES]
+    if worktree is None or not phrases:
+        return {}
+    out: dict[str, list[str]] = {}
+    for phrase in phrases:
+        # a long quote may wrap in the source: its first words are searched when the whole is not found
+        for needle in dict.fromkeys([phrase, " ".join(phrase.split()[:QUOTE_PREFIX_WORDS])]):
+            hits = _grep(worktree, needle)
+            if hits:
+                break
+        if 0 < len(hits) <= MAX_QUOTE_FILES:
+            for f in hits:
+                out.setdefault(f, []).append(phrase)
+    return out
+
+
+def _grep(worktree: Path, needle: str) -> list[str]:
+    try:
+        done = subprocess.run(["git", "-C", str(worktree), "grep", "-l", "-F", "-I", "-e", needle],
+                              capture_output=True, text=True, timeout=GREP_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line for line in done.stdout.split("\n") if line]
+
+
+def bm25_normalised(query: list[str], docs: dict[str, dict[str, int]], k1: float = 1.2,
+                    b: float = 0.75) -> dict[str, float]:
+    """BM25 of each document against the query's distinct terms, divided by the sum of their idf (so a
+    document holding every term once scores about 1); documents sharing no term are left out."""
+    n = len(docs)
+    if not n:
+        return {}
+    wanted = set(query)
+    df: dict[str, int] = dict.fromkeys(wanted, 0)
+    lengths = {}
+    for key, doc in docs.items():
+        lengths[key] = sum(doc.values())
+        for term in wanted.intersection(doc):
+            df[term] += 1
+    avg = sum(lengths.values()) / n or 1.0
+    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items() if c}
+    top = sum(idf.values()) or 1.0
+    out = {}
+    for key, doc in docs.items():
+        score = 0.0
+        for term in wanted.intersection(doc):
+            tf = doc[term]
+            score += idf[term] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[key] / avg))
+        if score:
+            out[key] = score / top
+    return out
+
+
+def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree: Path | None = None,
+               *, code_docs: dict[str, dict[str, int]] | None = None) -> list[Candidate]:
+    """Every file some evidence points at, with its features (see the module docstring)."""
+    from habitus.core.tasktext import read_task
+    from habitus.index.terms import terms
+
+    tt = read_task(task) if isinstance(task, str) else task
+    query = terms(tt.words)
+    found: dict[str, Candidate] = {}
+
+    def cand(path: str) -> Candidate:
+        if path not in found:
+            found[path] = Candidate(file=path, features=dict.fromkeys(FEATURES, 0.0))
+        return found[path]
+
+    repo_rate = _named_rate(repomap)
+    for path, (count, strong, code_only) in named_files(tt, code).items():
+        c = cand(path)
+        c.features.update(named=1.0, named_strong=float(strong), named_code_only=float(code_only),
+                          named_count=math.log1p(count))
+        prof = repomap.files.get(path)
+        named, edited = (prof.named, prof.named_edited) if prof else (0, 0)
+        c.features["named_rate"] = (edited + NAMED_PRIOR * repo_rate) / (named + NAMED_PRIOR) - repo_rate
+        c.reasons.append("named in the task")
+    for path, names in defining_files(tt, code).items():
+        cand(path).features["defines"] = 1.0
+        stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+        told = [n for n in names if n.lower() != stem]  # the file's own name is already "named in the task"
+        if told or "named in the task" not in cand(path).reasons:
+            cand(path).reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
+                                      + ", named in the task")
+    for path, phrases in quoted_files(tt, worktree).items():
+        if path in code.files:
+            cand(path).features["quoted"] = 1.0
+            cand(path).reasons.append(f"contains {quote(phrases[0], 60)}, quoted in the task")
+    live = {p: prof for p, prof in repomap.files.items() if p in code.files}
+    map_scores = bm25_normalised(query, {p: prof.terms for p, prof in live.items()}) if query else {}
+    for rank, (path, score) in enumerate(sorted(map_scores.items(), key=lambda kv: (-kv[1], kv[0]))):
+        if rank < MAP_CANDIDATES or path in found:
+            c = cand(path)
+            c.features["map"] = score
+            c.features["map_top"] = float(rank == 0)
+    for path, (share, titles) in similar_votes(query, repomap, live).items():
+        c = cand(path)
+        c.features["vote"] = share
+        c.reasons.append("changed by similar past tasks (" + "; ".join(quote(t, 70) for t in titles[:2]) + ")")
+    if code_docs is not None and query:
+        code_scores = bm25_normalised(query, code_docs)
+        for rank, (path, score) in enumerate(sorted(code_scores.items(), key=lambda kv: (-kv[1], kv[0]))):
+            if rank < CODE_CANDIDATES or path in found:
+                c = cand(path)
+                c.features["code"] = score
+                c.features["code_top"] = float(rank == 0)
+    for path, c in found.items():
+        prof = live.get(path)
+        if prof is not None and repomap.tasks:
+            c.features["base"] = prof.tasks / repomap.tasks
+            if c.features["map"] > 0:
+                c.reasons.append(_map_reason(prof, query))
+    return list(found.values())
+
+
+def similar_tasks(query: list[str], past: list[object], k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
+    """(index, score) of the past tasks sharing a term with the query, best first: BM25 over each task's set of
+    terms, normalised like `bm25_normalised` (one pass over the tasks; no per-task dictionaries)."""
+    from habitus.core.repomap import PastTask
+
+    wanted = set(query)
+    hits: list[tuple[int, set[str], int]] = []
+    df: dict[str, int] = {}
+    total = 0
+    for i, task in enumerate(past):
+        assert isinstance(task, PastTask)
+        total += len(task.terms)
+        shared = wanted.intersection(task.terms)
+        if shared:
+            hits.append((i, shared, len(task.terms)))
+            for term in shared:
+                df[term] = df.get(term, 0) + 1
+    if not hits:
+        return []
+    n, avg = len(past), total / len(past) or 1.0
+    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+    top = sum(idf.values()) or 1.0
+    scored = [(i, sum(idf[t] for t in shared) * (k1 + 1) / (1 + k1 * (1 - b + b * length / avg)) / top)
+              for i, shared, length in hits]
+    return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
+
+
+def similar_votes(query: list[str], repomap: RepoMap, live: dict[str, object]) -> dict[str, tuple[float, list[str]]]:
+    """file -> (share of the similarity of the SIMILAR_TASKS most similar past tasks that changed it, their titles)."""
+    if not query or not repomap.past:
+        return {}
+    top = similar_tasks(query, repomap.past)[:SIMILAR_TASKS]
+    total = sum(s for _, s in top)
+    votes: dict[str, tuple[float, list[str]]] = {}
+    for index, sim in top:
+        past = repomap.past[index]
+        for path in past.files:
+            if path in live:
+                share, titles = votes.get(path, (0.0, []))
+                votes[path] = (share + sim / total, titles + [past.title] if past.title else titles)
+    return {p: v for p, v in votes.items() if v[0] >= MIN_VOTE}
+
+
+def _named_rate(repomap: RepoMap) -> float:
+    named = sum(p.named for p in repomap.files.values())
+    edited = sum(p.named_edited for p in repomap.files.values())
+    return (edited + 1.0) / (named + 2.0)
+
+
+def _map_reason(prof: object, query: list[str]) -> str:
+    """'changed in N past tasks, e.g. "<title>"' (the title quoted as data: it is a past task's words)."""
+    from habitus.core.repomap import FileProfile
+
+    assert isinstance(prof, FileProfile)
+    example = f", e.g. {quote(prof.examples[0], 70)}" if prof.examples else ""
+    return f"changed in {prof.tasks} past task{'s' if prof.tasks != 1 else ''}{example}"
+
+
+def chance(features: dict[str, float], model: dict[str, float]) -> float:
+    """The logistic model's chance that the work goes to this file."""
+    z = model.get("bias", 0.0) + sum(model.get(k, 0.0) * v for k, v in features.items())
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def probabilities(cands: list[Candidate], model: dict[str, float] | None) -> list[Candidate]:
+    """`cands` with `chance` set, best first."""
+    weights = model or DEFAULT_MODEL
+    for c in cands:
+        c.chance = chance(c.features, weights)
+    return sorted(cands, key=lambda c: (-c.chance, c.file))
+
+
+def pick(cands: list[Candidate], *, min_chance: float, max_files: int = MAX_FILES) -> list[Candidate]:
+    """The files to hand over: chance at or above `min_chance`, best first, at most `max_files`."""
+    return [c for c in cands if c.chance >= min_chance][:max_files]
+
+
+__all__ = ["DEFAULT_MODEL", "FEATURES", "MAX_FILES", "Candidate", "bm25_normalised", "candidates", "chance",
+           "defining_files", "named_files", "pick", "probabilities", "quoted_files"]
