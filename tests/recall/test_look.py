@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from tests.realstyle_history import LearnedRealStyle, build
 
+from backends import Backend, connect, home_env
 from habitus.recall import recall
 from habitus.recall.handover import quote, traps_section
 from habitus.recall.look import Look
-from habitus.store.sqlite import connect
 
 PLAN = """Implement the following plan:
 
@@ -39,8 +39,16 @@ Users of the invoice screen asked for a retry button. Today `InvoiceTable` does 
 
 
 @pytest.fixture(scope="module")
-def learned(tmp_path_factory: pytest.TempPathFactory) -> LearnedRealStyle:
-    return build(tmp_path_factory.mktemp("rs-look"), sessions=36)
+def learned(tmp_path_factory: pytest.TempPathFactory, backend: str) -> LearnedRealStyle:
+    """The history learned once per backend: on PostgreSQL the embedded store is copied into the schema that
+    `connect(learned.db)` and `home_env(learned.db)` name, so every test below reads a learned memory there too."""
+    built = build(tmp_path_factory.mktemp("rs-look"), sessions=36)
+    if backend == "postgres":
+        from habitus.store.copy import copy_store
+
+        report = copy_store(built.db, Backend.target(built.db))
+        assert report.complete, report.to_dict()
+    return built
 
 
 @pytest.fixture
@@ -143,7 +151,7 @@ def test_cli_recall_json_lists_files_checks_and_the_abstention(learned: LearnedR
     import os
 
     done = subprocess.run([sys.executable, "-m", "habitus", "recall", PLAN, "--cwd", str(work), "--json", "--no-log"],
-                          capture_output=True, text=True, env={**os.environ, "HABITUS_HOME": str(learned.home)})
+                          capture_output=True, text=True, env={**os.environ, **home_env(learned.db)})
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["files"][0] == "src/invoices/InvoiceTable.tsx" and "npm test" in data["checks"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.record import Record
 from habitus.core.repomap import MAX_PAST, FileProfile, PastTask, RepoMap
@@ -103,19 +103,16 @@ def build_repo_map(records: list[Record], subject: str | None, *, repo: Path | N
 
 
 
-def learn_repo_map(conn: object, subject: str, records: list[Record], repo: Path | None, *,
+def learn_repo_map(conn: Any, subject: str, records: list[Record], repo: Path | None, *,
                    gate: bool = True) -> dict[str, object]:
     """Build the subject's map from its records, judge its where-to-look (`habitus.learn.replay.map_verdict`)
     and store it (`gate=False`: unjudged); a rejected where-to-look keeps the current map, or (none yet) is stored
     switched off so the repo's checks and traps are still handed over. Returns a summary for the learn report."""
-    import sqlite3
-
     from habitus.core.subject import subject_root_commit
     from habitus.index.code import code_index
     from habitus.learn.replay import map_verdict
     from habitus.store.repomap import load_repo_map, save_repo_map
 
-    assert isinstance(conn, sqlite3.Connection)
     code = None
     if repo is not None:
         from habitus.recall.repo import repo_facts

@@ -16,6 +16,7 @@ is used without asking the server, and a third file holds the subject's whole ac
 hit is handed over without a round trip either. Memory a teammate changed reaches this machine at
 the next check after that interval; a change made on this machine (learn, import, status) touches a
 stamp file (`habitus.store.home.memory_stamp`) that makes the next recall ask the server at once.
+The repo map (`repo_map`) is kept the same way: a local copy per subject, trusted for that interval.
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from habitus.core.subject import subject_root_commit
 from habitus.core.workflow import Cues, Workflow
 from habitus.store.db import Connection, dialect
+
+if TYPE_CHECKING:
+    from habitus.core.repomap import RepoMap
 
 CACHE_VERSION = 3
 SETTLE_S = 2.0
@@ -257,6 +262,28 @@ def active_workflows(conn: Connection, subject: str) -> list[Workflow]:
     from habitus.store.memory import load_workflows
 
     return load_workflows(conn, subject)
+
+
+def repo_map(conn: Connection, subject: str | None) -> RepoMap | None:
+    """The subject's repo map (`habitus.store.repomap`). On a shared store it is read from a local copy checked
+    against the server less than `refresh_seconds()` ago, like the cue views, so a prompt pays no round trip."""
+    from habitus.store.repomap import load_repo_map, load_repo_map_data
+
+    if not subject or dialect(conn) != "postgres":
+        return load_repo_map(conn, subject)
+    from habitus.core.repomap import RepoMap
+
+    path = cache_path(subject, "repomap", conn)
+    data: dict | None = None
+    if _fresh(path, refresh_seconds(), subject_root_commit(subject)):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))["map"]
+            return None if data is None else RepoMap.from_dict(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            data = None  # a damaged copy: ask the server
+    data = load_repo_map_data(conn, subject)
+    _write(path, {"map": data})
+    return None if data is None else RepoMap.from_dict(data)
 
 
 def _tokens_path(path: Path) -> Path:

@@ -101,9 +101,9 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
     if kind == "followup":
         return Look(kind=kind)
     if repomap is None and conn is not None:
-        from habitus.store.repomap import load_repo_map
+        from habitus.recall.cache import repo_map
 
-        repomap = load_repo_map(conn, subject)
+        repomap = repo_map(conn, subject)
     if repomap is None:
         return Look(kind="none")
     result = Look(kind=kind, repomap_tasks=repomap.tasks)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus.core.subject import subject_root_commit
 from habitus.store.db import transaction
+from habitus.store.home import touch_memory_stamp
 from habitus.store.sqlite import ensure_schema, utc_now
 
 if TYPE_CHECKING:
@@ -43,19 +44,26 @@ def save_repo_map(conn: Any, subject: str, repomap: RepoMap) -> None:
                      "UPDATE SET subject = excluded.subject, data = excluded.data, updated = excluded.updated",
                      (subject_root_commit(subject), subject, json.dumps(repomap.to_dict(), ensure_ascii=False),
                       utc_now()))
+    touch_memory_stamp(subject_root_commit(subject))  # this machine's cached copy (recall.cache) is out of date
 
 
-def load_repo_map(conn: Any, subject: str | None) -> RepoMap | None:
-    """The map of the repo `subject` names (any clone), or None when none was learned."""
+def load_repo_map_data(conn: Any, subject: str | None) -> dict[str, Any] | None:
+    """The stored map of the repo `subject` names (any clone) as its JSON document, or None."""
     if not subject:
         return None
     ensure_repomap_schema(conn)
     row = conn.execute("SELECT data FROM repo_maps WHERE root = ?", (subject_root_commit(subject),)).fetchone()
-    if row is None:
+    return None if row is None else json.loads(row[0])
+
+
+def load_repo_map(conn: Any, subject: str | None) -> RepoMap | None:
+    """The map of the repo `subject` names (any clone), or None when none was learned."""
+    data = load_repo_map_data(conn, subject)
+    if data is None:
         return None
     from habitus.core.repomap import RepoMap
 
-    return RepoMap.from_dict(json.loads(row[0]))
+    return RepoMap.from_dict(data)
 
 
 def has_repo_map(conn: Any, subject: str) -> bool:
@@ -68,8 +76,9 @@ def delete_repo_map(conn: Any, subject: str) -> bool:
     ensure_repomap_schema(conn)
     with transaction(conn):
         cur = conn.execute("DELETE FROM repo_maps WHERE root = ?", (subject_root_commit(subject),))
+    touch_memory_stamp(subject_root_commit(subject))
     return cur.rowcount > 0
 
 
 __all__ = ["COPY_KEYS", "delete_repo_map", "ensure_repomap_schema", "has_repo_map", "load_repo_map",
-           "save_repo_map"]
+           "load_repo_map_data", "save_repo_map"]
