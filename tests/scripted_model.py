@@ -207,12 +207,17 @@ def _responses_items(turn: Turn, message_id: str) -> list[dict[str, Any]]:
         items.append({"type": "message", "role": "assistant", "id": message_id, "status": "completed",
                       "content": [{"type": "output_text", "text": turn.text or DONE_TEXT, "annotations": []}]})
     for c in turn.calls:
-        if isinstance(c.input, str):  # a freeform tool (apply_patch): a custom tool call
+        if c.name == "tool_search":  # Codex runs the search over its deferred (MCP) tools itself
+            items.append({"type": "tool_search_call", "id": f"ts_{c.id}", "status": "completed", "call_id": c.id,
+                          "execution": "client", "arguments": c.input})
+        elif isinstance(c.input, str):  # a freeform tool (apply_patch): a custom tool call
             items.append({"type": "custom_tool_call", "id": f"ctc_{c.id}", "status": "completed", "call_id": c.id,
                           "name": c.name, "input": c.input})
-        else:
-            items.append({"type": "function_call", "id": f"fc_{c.id}", "status": "completed", "call_id": c.id,
-                          "name": c.name, "arguments": json.dumps(c.input)})
+        else:  # `namespace.name` calls a tool that a tool search loaded (Codex: `mcp__habitus.search`)
+            namespace, _, name = c.name.rpartition(".")
+            item = {"type": "function_call", "id": f"fc_{c.id}", "status": "completed", "call_id": c.id,
+                    "name": name, "arguments": json.dumps(c.input)}
+            items.append({**item, "namespace": namespace} if namespace else item)
     return items
 
 
