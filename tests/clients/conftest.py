@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PINS: dict[str, str] = json.loads((ROOT / ".ci" / "agent-clients" / "package.json").read_text())["dependencies"]
 PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "copilot": "@github/copilot"}
 STUB_KEY = "sk-scripted-model-stand-in"  # not a key: the scripted server accepts anything
+# With a key and no base URL, even `claude plugin …` calls api.anthropic.com (17 s to time out here);
+# commands that need no model get this closed loopback port instead.
+NO_MODEL_URL = "http://127.0.0.1:9"
 CODEX_MODEL = "gpt-5.5"  # a model Codex 0.171 knows: it offers exec_command and the freeform apply_patch tool
 
 
@@ -135,7 +138,7 @@ def sandbox(tmp_path: Path, habitus_home: Path) -> Sandbox:
         "PATH": _path_dirs(), "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
         "TMPDIR": str(tmp_path), "HABITUS_HOME": str(habitus_home), "HABITUS_LLM": "none",
         "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CODEX_HOME": str(home / ".codex"),
-        "ANTHROPIC_API_KEY": STUB_KEY, "SCRIPTED_MODEL_KEY": STUB_KEY,
+        "ANTHROPIC_API_KEY": STUB_KEY, "ANTHROPIC_BASE_URL": NO_MODEL_URL, "SCRIPTED_MODEL_KEY": STUB_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
