@@ -255,3 +255,20 @@ def hooks_status(agent: str, path: Path) -> dict[str, Any]:
                                 "runnable": all(r["runnable"] for r in runs), "runs": runs}
     out["installed"] = all(e["installed"] for e in out["events"].values())
     return out
+
+
+def installed_hooks(cwd: Path | None = None) -> list[dict[str, Any]]:
+    """Every settings file (each agent and scope) that holds habitus hooks, with what each hook runs."""
+    found = []
+    for agent in AGENTS:
+        for scope in SCOPES:
+            try:
+                path = settings_path(agent, scope, cwd)
+            except ConfigFileError:
+                continue  # Codex has no local scope; project scopes need a repo
+            if not path.is_file():
+                continue
+            status = hooks_status(agent, path)
+            if any(e["ours"] for e in status["events"].values()):
+                found.append({"scope": scope, **status})
+    return found
