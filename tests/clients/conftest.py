@@ -89,7 +89,9 @@ class Sandbox:
         """Point Codex at the scripted model (a `responses` provider); keeps what else config.toml holds."""
         path = self.codex_home / "config.toml"
         text = path.read_text() if path.exists() else ""
-        head = (f'model = "{CODEX_MODEL}"\nmodel_provider = "scripted"\n\n'
+        # optional MCP servers get a short grace period before the first turn; this shared machine can be
+        # slower than that to start `habitus mcp`, so the tests wait as long as a server may take
+        head = (f'model = "{CODEX_MODEL}"\nmodel_provider = "scripted"\nmcp_optional_startup_grace_ms = 30000\n\n'
                 f'[model_providers.scripted]\nname = "scripted model (stand-in for the paid API)"\n'
                 f'base_url = "{model_url}/v1"\nwire_api = "responses"\nenv_key = "SCRIPTED_MODEL_KEY"\n\n')
         marker = "# habitus-tests:provider-end\n"

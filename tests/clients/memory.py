@@ -14,6 +14,7 @@ from tests.clients.conftest import Sandbox
 HANDOVER_HEAD = "# habitus: what earlier runs learned for this task"
 PITFALL_HEAD = "habitus pitfall warning"
 PITFALL_TEXT = "`make test` fails before `make migrate`"
+PITFALL_SEEN = "no such column"  # in the warning whether the trap is shown vetted or quoted as data
 
 MIGRATION_WORKFLOW = f"""\
 format: 1
@@ -31,7 +32,7 @@ steps:
 checks:
 - make migrate && make test
 pitfalls:
-- text: '{PITFALL_TEXT} (no such column); run `make migrate && make test` instead.'
+- text: '{PITFALL_TEXT} ({PITFALL_SEEN}); run `make migrate && make test` instead.'
   trigger:
     'on': command
     all:
@@ -39,6 +40,12 @@ pitfalls:
     none:
     - migrate
 """
+
+
+def warning_names_the_trap(request_text: str) -> bool:
+    """Whether the request holds the trap warning and it names the fix (`make migrate`), vetted or quoted."""
+    at = request_text.find(PITFALL_HEAD)
+    return at >= 0 and "make migrate" in request_text[at:at + 600] and PITFALL_SEEN in request_text[at:at + 600]
 
 
 def import_migration_workflow(box: Sandbox) -> None:

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import pytest
 from tests.clients.conftest import Sandbox, agent_cli, migration_repo
-from tests.clients.memory import HANDOVER_HEAD, PITFALL_HEAD, PITFALL_TEXT, existing, import_migration_workflow
+from tests.clients.memory import (
+    HANDOVER_HEAD,
+    PITFALL_HEAD,
+    existing,
+    import_migration_workflow,
+    warning_names_the_trap,
+)
 
 from scripted_model import call, conversation_text, say, scripted_model
 
@@ -42,7 +48,7 @@ def test_hand_over_and_pitfall_warning_reach_the_model(sandbox: Sandbox, scope: 
     assert len(requests) == 3
     assert HANDOVER_HEAD in requests[0] and "db/migrations.py" in requests[0]
     assert PITFALL_HEAD not in requests[0]
-    assert PITFALL_HEAD in requests[1] and PITFALL_TEXT in requests[1]
+    assert warning_names_the_trap(requests[1])
     assert requests[2].count(PITFALL_HEAD) == 1  # once per trap per session
 
     sandbox.habitus("hooks", "uninstall", "--agent", "codex", "--scope", scope)

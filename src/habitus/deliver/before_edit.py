@@ -8,8 +8,10 @@ fires only where the memory says so:
   working tree, and validation (git rename history, then the place's block heads) finds where it
   went → "`old` moved to `new` (commit …)";
 - **trap**: a pitfall trigger `on: edit` fires on the edit, or an active workflow with a step at
-  this file has a pitfall learned from two or more sessions (the trap hit runs that changed this
-  file); the strongest one is named.
+  this file has a command pitfall learned from two or more sessions (a command that failed in runs
+  that changed this file, e.g. `make test` before `make migrate`); the strongest one is named.
+  Error-triggered pitfalls are left to the tool-call warning: they describe a reaction to an error
+  (an edit refused, a lint message), not a trap the file holds.
 
 Each warning is shown once per session (traps share their key with the tool-call warning), and a
 trap of a workflow the session's hand-over already showed is not repeated: it is in the context.
@@ -119,22 +121,24 @@ def _moved(workflows: list[Any], targets: set[str], root: Path, cwd: Path, seen:
 def _traps(workflows: list[Any], targets: set[str], payload: dict[str, Any], seen: set[str],
            handed: set[str]) -> list[EditWarning]:
     """Edit triggers that fire, else the strongest recurring pitfall of a workflow with a step at the file."""
-    from habitus.deliver.candidates import instruction_like
     from habitus.deliver.traps import tool_events, trigger_matches
+    from habitus.recall.render import pitfall_line
 
     events = [e for e in tool_events(payload) if e[0] == "edit"]
-    ranked: list[tuple[int, int, str, str, str]] = []  # (-priority, -sessions, key, file, text)
+    ranked: list[tuple[int, int, str, str, str]] = []  # (priority, -sessions, key, file, line)
     for wf in workflows:
         files = {s.place.file for s in wf.steps if s.place and s.place.file in targets}
         for pit in wf.pitfalls:
             key = trap_key(pit.text)
-            if key in seen or instruction_like(pit.text) is not None:
+            line = pitfall_line(pit)  # the hand-over's wording: unvetted text quoted, injected text never
+            if key in seen or line is None:
                 continue
             sessions = int((pit.evidence or {}).get("sessions") or 0)
             if pit.trigger.on == "edit" and trigger_matches(pit.trigger, events):
-                ranked.append((0, -sessions, key, next(iter(sorted(targets))), pit.text))
-            elif files and wf.id not in handed and (sessions >= MIN_TRAP_SESSIONS or not pit.evidence):
-                ranked.append((1, -sessions, key, sorted(files)[0], pit.text))
+                ranked.append((0, -sessions, key, sorted(targets)[0], line))
+            elif (files and pit.trigger.on == "command" and wf.id not in handed
+                  and (sessions >= MIN_TRAP_SESSIONS or not pit.evidence)):
+                ranked.append((1, -sessions, key, sorted(files)[0], line))
     ranked.sort()
     out: list[EditWarning] = []
     for _prio, _sessions, key, file, text in ranked:
