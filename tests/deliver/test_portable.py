@@ -116,3 +116,18 @@ def test_doctor_lists_each_installed_hook_and_what_it_runs(repo: Path, monkeypat
     assert codex["resolves_to"] == sys.executable and not codex["portable"]
     text = habitus("doctor", cwd=repo).stdout
     assert "habitus hook UserPromptSubmit --agent claude" in text
+
+
+def test_codex_entry_forwards_habitus_home_and_replaces_an_older_habitus_entry(repo: Path) -> None:
+    import tomllib
+
+    path = repo / ".codex" / "config.toml"
+    path.parent.mkdir()
+    older = ('model = "gpt-5"\n\n# habitus:mcp:begin sep=0 (managed by `habitus mcp install`)\n[mcp_servers.habitus]\n'
+             'command = "/old/python"\nargs = ["-m", "habitus", "mcp"]\n# habitus:mcp:end\n')
+    path.write_text(older)
+    assert install_mcp("codex", "project", cwd=repo, runner="path").action == "installed"
+    entry = tomllib.loads(path.read_text())["mcp_servers"]["habitus"]
+    assert entry == {"command": "habitus", "args": ["mcp"], "env_vars": ["HABITUS_HOME"]}
+    assert path.read_text().count("[mcp_servers.habitus]") == 1
+    assert install_mcp("codex", "project", cwd=repo, runner="path").action == "unchanged"
