@@ -119,17 +119,24 @@ def main() -> None:
         with scripted_model([]) as model:  # every prompt: one short scripted answer (`done (end of script)`)
             env = client_env(root, habitus_home, model.url)
             habitus = str(Path(sys.executable).parent / "habitus")
-            measured: dict[str, list[float]] = {"python": [], "path": []}
-            for session in range(args.sessions):  # runners alternate per session: the machine's drift hits both
+            measured: dict[str, list[float]] = {"python": [], "path": [], "noop": []}
+            settings = root / "home" / ".claude" / "settings.json"
+            for session in range(args.sessions):  # runners alternate per session: the machine's drift hits all
                 for runner, ms in measured.items():
-                    subprocess.run([habitus, "hooks", "install", "--agent", "claude", "--scope", "user", "--runner",
-                                    runner], cwd=repo, env=env, check=True, capture_output=True)
-                    prompt_hook_only(root / "home" / ".claude" / "settings.json")
+                    if runner == "noop":  # the client's own cost of running a hook: `true` (named habitus to be found)
+                        settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+                            {"type": "command", "command": "true # habitus no-op"}]}]}}))
+                    else:
+                        settings.unlink(missing_ok=True)
+                        subprocess.run([habitus, "hooks", "install", "--agent", "claude", "--scope", "user",
+                                        "--runner", runner], cwd=repo, env=env, check=True, capture_output=True)
+                        prompt_hook_only(settings)
                     debug = root / f"debug-{runner}"
                     debug.mkdir(exist_ok=True)
                     ms += hook_ms_in_client(repo, env, session, args.prompts, debug)
             for runner, ms in measured.items():
-                print(summary(f"in Claude Code, runner {runner}", ms))
+                print(summary(f"in Claude Code, runner {runner}" if runner != "noop" else
+                              "in Claude Code, a no-op hook (`true`)", ms))
         payload = json.dumps({"cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": TASKS[1],
                               "session_id": "bench-bare"}).encode()
         bare = {**env, "PATH": env["PATH"]}
