@@ -135,8 +135,12 @@ def main() -> None:
                     debug.mkdir(exist_ok=True)
                     ms += hook_ms_in_client(repo, env, session, args.prompts, debug)
             for runner, ms in measured.items():
-                print(summary(f"in Claude Code, runner {runner}" if runner != "noop" else
-                              "in Claude Code, a no-op hook (`true`)", ms))
+                name = f"in Claude Code, runner {runner}" if runner != "noop" else "in Claude Code, no-op hook `true`"
+                print(summary(name, ms))
+                first = ms[::args.prompts]  # a session's first prompt: the client is still starting up beside it
+                later = [m for i, m in enumerate(ms) if i % args.prompts]
+                print(summary("  first prompt of a session", first))
+                print(summary("  later prompts (--resume)", later))
         payload = json.dumps({"cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": TASKS[1],
                               "session_id": "bench-bare"}).encode()
         bare = {**env, "PATH": env["PATH"]}
