@@ -85,13 +85,15 @@ class Sandbox:
         assert proc.returncode == 0, f"claude exited {proc.returncode}: {proc.stderr[-2000:]} {proc.stdout[-2000:]}"
         return json.loads(proc.stdout)
 
-    def codex_config(self, model_url: str) -> None:
-        """Point Codex at the scripted model (a `responses` provider); keeps what else config.toml holds."""
+    def codex_config(self, model_url: str, top: str = "") -> None:
+        """Point Codex at the scripted model (a `responses` provider); keeps what else config.toml holds.
+
+        `top`: more top-level keys (lines) for this run."""
         path = self.codex_home / "config.toml"
         text = path.read_text() if path.exists() else ""
         # optional MCP servers get a short grace period before the first turn; this shared machine can be
         # slower than that to start `habitus mcp`, so the tests wait as long as a server may take
-        head = (f'model = "{CODEX_MODEL}"\nmodel_provider = "scripted"\nmcp_optional_startup_grace_ms = 30000\n\n'
+        head = (f'model = "{CODEX_MODEL}"\nmodel_provider = "scripted"\nmcp_optional_startup_grace_ms = 30000\n{top}\n'
                 f'[model_providers.scripted]\nname = "scripted model (stand-in for the paid API)"\n'
                 f'base_url = "{model_url}/v1"\nwire_api = "responses"\nenv_key = "SCRIPTED_MODEL_KEY"\n\n')
         marker = "# habitus-tests:provider-end\n"
@@ -99,10 +101,10 @@ class Sandbox:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(head + marker + rest)
 
-    def codex(self, prompt: str, model_url: str, *args: str, cwd: Path | None = None,
+    def codex(self, prompt: str, model_url: str, *args: str, cwd: Path | None = None, config: str = "",
               timeout: float = 180) -> subprocess.CompletedProcess:
-        """`codex exec PROMPT` (full access, no approvals) against the scripted model."""
-        self.codex_config(model_url)
+        """`codex exec PROMPT` (full access, no approvals) against the scripted model; `config`: top-level keys."""
+        self.codex_config(model_url, config)
         proc = subprocess.run([str(agent_cli("codex")), "exec", "-s", "danger-full-access", *args, prompt],
                               cwd=cwd or self.repo, env=self.env, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL)

@@ -66,3 +66,18 @@ def test_project_hooks_wait_for_the_project_to_be_trusted(sandbox: Sandbox) -> N
         trusted = conversation_text(model.agent_requests()[-1])
     assert HANDOVER_HEAD not in untrusted
     assert HANDOVER_HEAD in trusted
+
+
+def test_auto_compaction_re_injects_the_current_hand_over(sandbox: Sandbox) -> None:
+    migration_repo(sandbox.repo)
+    import_migration_workflow(sandbox)
+    sandbox.habitus("hooks", "install", "--agent", "codex", "--scope", "user")
+    script = [call("exec_command", cmd="echo " + "x" * 50), call("exec_command", cmd="echo y"), say("done")]
+    with scripted_model(script) as model:  # a low token limit makes Codex compact in the middle of the turn
+        sandbox.codex("add a phone column to the users table", model.url, TRUSTED_HOOKS,
+                      config="model_auto_compact_token_limit = 5000")
+    requests = [conversation_text(b) for b in model.agent_requests()]
+    compacted = [r for r in requests if "summary produced by the other language model" in r]
+    assert compacted, "Codex did not compact"
+    # after compaction the conversation is the summary; the hand-over is back through SessionStart(compact)
+    assert all(HANDOVER_HEAD in r and "db/migrations.py" in r for r in compacted)
