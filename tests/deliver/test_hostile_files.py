@@ -313,7 +313,8 @@ def test_inline_mcp_servers_table_gets_our_server_inside_it(tmp_path: Path) -> N
     path.write_bytes(original)
     install_mcp("codex", path=path, python="/py")
     data = tomllib.loads(path.read_text())
-    assert data["mcp_servers"]["habitus"] == {"command": "/py", "args": ["-m", "habitus", "mcp"]}
+    assert data["mcp_servers"]["habitus"] == {"command": "/py", "args": ["-m", "habitus", "mcp"],
+                                              "env_vars": ["HABITUS_HOME"]}
     assert data["mcp_servers"]["other"] == {"command": "x"}
     uninstall_mcp("codex", path=path)
     assert path.read_bytes() == original

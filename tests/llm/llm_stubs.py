@@ -12,10 +12,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from stub_chat_api import chat_completion
+from stub_chat_api import StubRequest, StubResponse, chat_completion, http_stub
 
 
 @dataclass
@@ -42,46 +41,20 @@ class StubServer:
 def stub_server(replies: list[Reply], default: Reply | None = None) -> Iterator[StubServer]:
     """Serve `replies` in order (then `default`, or HTTP 500) and record every request."""
     state = StubServer(url="", replies=list(replies))
+    lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = None
-            state.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                                   "json": body})
+    def handle(request: StubRequest) -> StubResponse:
+        with lock:
+            state.requests.append({"path": request.path, "headers": request.headers, "json": request.json})
             reply = state.replies.pop(0) if state.replies else (default or Reply({"error": "no reply"}, 500))
-            if reply.delay:
-                time.sleep(reply.delay)
-            payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
-            data = payload.encode()
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in reply.headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client timed out and left
+        if reply.delay:
+            time.sleep(reply.delay)
+        payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+        return StubResponse(reply.status, payload.encode(), {"Content-Type": "application/json", **reply.headers})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with http_stub(handle) as server:
+        state.url = server.url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def openai_answer(text: str | None = "ok", *, tool_calls: list[dict[str, Any]] | None = None, model: str = "gpt-4o",

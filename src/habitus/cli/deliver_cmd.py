@@ -14,6 +14,9 @@ from habitus.cli.output import JsonOption, UserError, emit, stdout
 AgentOption = typer.Option("claude", "--agent", help="claude or codex.")
 ScopeOption = typer.Option("user", "--scope", help="user, project or local (Claude only).")
 DryRunOption = typer.Option(False, "--dry-run", help="Show the change (a diff) without writing.")
+RunnerOption = typer.Option(None, "--runner", help="What the installed entries run: path (`habitus` on PATH), uvx "
+                            "(`uvx habitus`) or python (this interpreter's absolute path). Default: config "
+                            "deliver.runner, else path for project scope and python for user/local.")
 
 hooks_app = typer.Typer(help="Install, remove or inspect habitus hooks in Claude Code or Codex.", no_args_is_help=True)
 mcp_app = typer.Typer(help="Run the habitus MCP server on stdio, or write the client configuration.",
@@ -26,11 +29,12 @@ def _guard(fn: Any, *args: Any, **kwargs: Any) -> Any:
     from habitus.deliver.files import ConfigFileError
     from habitus.deliver.promote import PromoteError
     from habitus.deliver.rules_block import BlockError
+    from habitus.deliver.runner import RunnerError
     from habitus.store.notes import NoteError
 
     try:
         return fn(*args, **kwargs)
-    except (ConfigFileError, PromoteError, BlockError, NoteError) as exc:
+    except (ConfigFileError, PromoteError, BlockError, NoteError, RunnerError) as exc:
         raise UserError(str(exc)) from exc
 
 
@@ -58,13 +62,21 @@ def _settings(agent: str, scope: str, settings: Path | None) -> Path:
 SettingsOption = typer.Option(None, "--settings", help="Use this settings file instead of the scope's default.")
 
 
+def _runner(scope: str, given: str | None) -> str:
+    from habitus.deliver.runner import choose_runner
+
+    return _guard(choose_runner, scope, given)
+
+
 @hooks_app.command("install")
 def hooks_install(agent: str = AgentOption, scope: str = ScopeOption, dry_run: bool = DryRunOption,
-                  settings: Path | None = SettingsOption, as_json: bool = JsonOption) -> None:
-    """Add habitus hooks (prompt submit, after tool call, session end) beside your other hooks."""
+                  settings: Path | None = SettingsOption, runner: str | None = RunnerOption,
+                  as_json: bool = JsonOption) -> None:
+    """Add habitus hooks (prompt, before an edit, after a tool call, after compaction, session end) beside yours."""
     from habitus.deliver.install import install_hooks
 
-    change = _guard(install_hooks, agent, _settings(agent, scope, settings), dry_run=dry_run)
+    change = _guard(install_hooks, agent, _settings(agent, scope, settings), dry_run=dry_run,
+                    runner=_runner(scope, runner))
     emit(change.to_dict(), as_json, lambda _d: _print_change(change))
 
 
@@ -92,8 +104,10 @@ def hooks_status_cmd(agent: str = AgentOption, scope: str = ScopeOption, setting
             _say(f"error: {d['error']}")
         for event, e in d["events"].items():
             mark = "installed" if e["installed"] else "not installed"
-            _say(f"  {event:<17} {mark}; other hooks: {e['others']}"
-                         + ("" if e["runnable"] else "; command not found"))
+            _say(f"  {event:<18} {mark}; other hooks: {e['others']}"
+                 + ("" if e["runnable"] else "; command not found"))
+            for run in e.get("runs", []):
+                _say(f"    runs: {run['command']}  ({run['resolves_to'] or 'not found'})")
 
     emit(data, as_json, render)
 
@@ -120,11 +134,12 @@ def mcp_main(ctx: typer.Context) -> None:
 
 @mcp_app.command("install")
 def mcp_install_cmd(agent: str = AgentOption, scope: str = typer.Option("project", "--scope"),
-                    dry_run: bool = DryRunOption, as_json: bool = JsonOption) -> None:
+                    dry_run: bool = DryRunOption, runner: str | None = RunnerOption,
+                    as_json: bool = JsonOption) -> None:
     """Write the client config that starts `habitus mcp` (Claude: .mcp.json / ~/.claude.json; Codex: config.toml)."""
     from habitus.deliver.mcp_install import install_mcp
 
-    change = _guard(install_mcp, agent, scope, dry_run=dry_run)
+    change = _guard(install_mcp, agent, scope, dry_run=dry_run, runner=_runner(scope, runner))
     emit(change.to_dict(), as_json, lambda _d: _print_change(change))
 
 

@@ -1,10 +1,13 @@
-"""CLI command `habitus doctor`: versions, home, agent trace locations found, store health, LLM set-up."""
+"""CLI command `habitus doctor`: versions, home, agent trace locations found, installed hooks and what they
+run, store health, LLM set-up."""
 
 from __future__ import annotations
 
 import platform
+import shutil
 import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -46,7 +49,14 @@ def diagnose(folder: str | None = None) -> dict[str, Any]:
         "home": str(habitus_home()),
         "trace_locations": [loc.to_dict() for loc in trace_locations(count_files=True)],
         "entire": entire_sessions(folder),
+        "habitus_on_path": shutil.which("habitus"),
     }
+    try:
+        from habitus.deliver.install import installed_hooks
+
+        report["hooks"] = installed_hooks(Path(folder) if folder else None)
+    except Exception as exc:  # doctor reports; it never fails on what it inspects
+        report["hooks"] = [{"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}]
     db = default_db_path()
     if db.exists():
         try:
@@ -125,6 +135,18 @@ def _render(data: dict[str, Any]) -> None:
                      f"{shared.get('traces', 0)} traces, {shared.get('size_bytes', 0):,} bytes)", highlight=False)
     elif shared:
         stdout.print(f"shared store: {shared['path']} - {bad}: {shared['error']}", highlight=False)
+    stdout.print(f"habitus on PATH: {data.get('habitus_on_path') or 'not found'}", highlight=False)
+    for hooks in data.get("hooks", []):
+        if "error" in hooks and "agent" not in hooks:
+            stdout.print(f"hooks: {bad}: {hooks['error']}", highlight=False)
+            continue
+        stdout.print(f"hooks ({hooks['agent']}, {hooks['scope']}): {hooks['path']}", highlight=False)
+        for event, e in hooks["events"].items():
+            for run in e.get("runs", []):
+                where = run["resolves_to"] or "NOT FOUND"
+                portable = "" if run["portable"] else " (this machine only)"
+                stdout.print(f"  {event}: runs {run['command']} -> {where}{portable}", highlight=False,
+                             markup=False)
     llm = data.get("llm")
     if isinstance(llm, dict) and isinstance(llm.get("llm"), dict):
         conf = llm["llm"]

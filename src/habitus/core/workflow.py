@@ -7,6 +7,7 @@ files written by newer versions survive a round trip. Pure data; no I/O.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,9 +109,26 @@ class Fill:
                    phrase=data.get("phrase"))
 
 
+_WORD = r"[\w-]"  # a name character: `pytest` is not in `pytest-cov`, `make test` not in `make test-all`
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whether `phrase` occurs in `text` (case-insensitive, whitespace folded) as whole words.
+
+    Where the phrase begins or ends with a name character, the text must not continue the name
+    there: `pytest` is in `python -m pytest -q` and in `bin/pytest`, not in `pip install pytest-cov`.
+    """
+    folded, needle = " ".join(text.split()).lower(), " ".join(phrase.split()).lower()
+    if not needle:
+        return False
+    before = rf"(?<!{_WORD})" if re.match(_WORD, needle[0]) else ""
+    after = rf"(?!{_WORD})" if re.match(_WORD, needle[-1]) else ""
+    return re.search(before + re.escape(needle) + after, folded) is not None
+
+
 @dataclass
 class Trigger:
-    """When a pitfall applies: `on` command | edit | error; all substrings present, none absent."""
+    """When a pitfall applies: `on` command | edit | error; all phrases present, none absent (whole words)."""
 
     on: str = "command"
     all: list[str] = field(default_factory=list)
@@ -118,6 +136,12 @@ class Trigger:
 
     def to_dict(self) -> dict[str, Any]:
         return {"on": self.on, "all": list(self.all), "none": list(self.none)}
+
+    def fires(self, text: str) -> bool:
+        """Every `all` phrase is in `text` and no `none` phrase is (a trigger without `all` never fires)."""
+        needles = [a for a in self.all if a and a.strip()]
+        return bool(needles) and all(contains_phrase(text, a) for a in needles) and \
+            not any(contains_phrase(text, x) for x in self.none if x and x.strip())
 
 
 @dataclass

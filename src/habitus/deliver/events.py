@@ -2,8 +2,11 @@
 
 - prompt submit → the recall hand-over, on the first prompt of a session and afterwards only when
   a prompt picks workflows the session has not been shown yet;
-- after a tool call → a pitfall warning when a pitfall's trigger matches the call, once per pitfall
-  per session;
+- after a tool call (Claude `PostToolUse` and `PostToolUseFailure`, Codex `PostToolUse`) → a
+  pitfall warning when a pitfall's trigger matches the call (`deliver.traps`), once per trap per session;
+- before an edit (`PreToolUse`) → a one-line warning where the memory knows a trap for the file or
+  says the place moved (`deliver.before_edit`);
+- session start after a compaction → the session's current hand-over again (`deliver.compaction`);
 - session end (Claude `SessionEnd`, Codex `Stop`) → incremental ingest of the session transcript and
   learning from it (records, hand-over feedback, the repo's workflows), in a detached background
   process so the agent never waits for it.
@@ -29,10 +32,10 @@ MAX_PROMPT_CHARS = 8_000  # recall reads the start of a huge prompt; the rest ad
 MAX_CONTEXT_CHARS = {"claude": 9_000, "codex": 8_000}
 HOOK_BUSY_TIMEOUT_MS = 250
 PROMPT_EVENTS = {"userpromptsubmit", "prompt", "prompt-submit"}
-TOOL_EVENTS = {"posttooluse", "tool", "after-tool"}
+TOOL_EVENTS = {"posttooluse", "posttoolusefailure", "tool", "after-tool"}
+PRE_TOOL_EVENTS = {"pretooluse", "before-tool"}
+START_EVENTS = {"sessionstart", "session-start"}
 END_EVENTS = {"sessionend", "stop", "end", "session-end"}
-EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "apply_patch", "applypatch"}
-SHELL_TOOLS = {"bash", "shell", "exec_command", "local_shell", "container.exec"}
 
 
 def _connect(conn: Connection | None) -> tuple[Connection, bool]:
@@ -146,6 +149,14 @@ def prepare_event(event: str, payload: dict[str, Any], *, agent: str = "claude",
         return _prepare_prompt(payload, agent=agent, conn=conn)
     if key in TOOL_EVENTS:
         return _prepare_tool(payload, agent=agent, conn=conn)
+    if key in PRE_TOOL_EVENTS:
+        from habitus.deliver.before_edit import prepare_before_tool
+
+        return prepare_before_tool(payload, agent=agent, conn=conn)
+    if key in START_EVENTS:
+        from habitus.deliver.compaction import prepare_session_start
+
+        return prepare_session_start(payload, agent=agent, conn=conn)
     if key in END_EVENTS:
         return Prepared(skipped=session_end(payload, agent=agent))
     raise ValueError(f"unknown hook event {event!r}")
@@ -223,72 +234,6 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
 # --- after a tool call ------------------------------------------------------------------------------------
 
 
-def _flatten(value: Any, limit: int = 20_000) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value[:limit]
-    if isinstance(value, dict):
-        parts = [_flatten(v, limit) for v in value.values()]
-        return "\n".join(p for p in parts if p)[:limit]
-    if isinstance(value, list):
-        return "\n".join(_flatten(v, limit) for v in value)[:limit]
-    return str(value)[:limit]
-
-
-def _failed(response: Any) -> bool:
-    if isinstance(response, dict):
-        for key in ("is_error", "isError", "interrupted"):
-            if response.get(key) is True:
-                return True
-        for key in ("exit_code", "exitCode", "returncode"):
-            code = response.get(key)
-            if isinstance(code, int) and code != 0:
-                return True
-        return response.get("success") is False
-    text = _flatten(response, 4000).lower()
-    return any(m in text for m in ("exit code: 1", "exit code 1", "process exited with code 1", "traceback (most"))
-
-
-def tool_events(payload: dict[str, Any]) -> list[tuple[str, str]]:
-    """(on, text) pairs a tool call offers to pitfall triggers: command, edit, error."""
-    tool = str(payload.get("tool_name") or "").lower()
-    tin = payload.get("tool_input")
-    tin = tin if isinstance(tin, dict) else {"input": tin}
-    response = payload.get("tool_response", payload.get("tool_output"))
-    out: list[tuple[str, str]] = []
-    if tool in SHELL_TOOLS or "command" in tin and tool not in EDIT_TOOLS:
-        cmd = tin.get("command")
-        out.append(("command", " ".join(cmd) if isinstance(cmd, list) else _flatten(cmd)))
-    if tool in EDIT_TOOLS:
-        out.append(("edit", _flatten(tin)))
-    if response is not None and _failed(response):
-        out.append(("error", _flatten(response)))
-    return out
-
-
-def trigger_matches(trigger: Any, events: list[tuple[str, str]]) -> bool:
-    """A pitfall trigger fires when an event of its kind contains all its substrings and none of its vetoes."""
-    needles = [s.lower() for s in (getattr(trigger, "all", None) or []) if s]
-    if not needles:
-        return False  # a trigger with no condition would fire on everything
-    vetoes = [s.lower() for s in (getattr(trigger, "none", None) or []) if s]
-    on = getattr(trigger, "on", "command")
-    for kind, text in events:
-        if kind != on:
-            continue
-        low = text.lower()
-        if all(n in low for n in needles) and not any(v in low for v in vetoes):
-            return True
-    return False
-
-
-def pitfall_id(workflow_id: str, text: str) -> str:
-    import hashlib  # only here: the prompt-submit path never needs it
-
-    return f"{workflow_id}:{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
-
-
 def after_tool(payload: dict[str, Any], *, agent: str = "claude",
                conn: Connection | None = None) -> dict[str, Any] | None:
     """A warning for each pitfall whose trigger this call matches, shown once per session."""
@@ -299,6 +244,8 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
     cwd, why = _cwd(payload)
     if cwd is None:
         return Prepared(skipped=why)
+    from habitus.deliver.traps import tool_events, trap_key, trigger_matches
+
     events = tool_events(payload)
     if not events:
         return Prepared()
@@ -321,7 +268,7 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
         hits: list[tuple[str, str, str]] = []
         for wf in active_workflows(db, subject):  # on a shared store: the local recall cache, no round trip
             for pit in wf.pitfalls:
-                pid = pitfall_id(wf.id, pit.text)
+                pid = trap_key(pit.text)
                 if pid in seen or pid in {h[0] for h in hits} or not trigger_matches(pit.trigger, events):
                     continue
                 line = pitfall_line(pit)  # unvetted text arrives quoted, as data; injected text not at all
@@ -335,7 +282,8 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
             mark_shown(local, session, "pitfall", [h[0] for h in hits])
         lines = ["habitus pitfall warning (this went wrong in past runs of this repo):"]
         lines += [f"- {text} (workflow: {quote_evidence(name, 80)})" for _pid, name, text in hits[:5]]
-        prepared.output = _output("PostToolUse", "\n".join(lines), agent)
+        failure = payload.get("hook_event_name") == "PostToolUseFailure"  # Claude wants the event's own name back
+        prepared.output = _output("PostToolUseFailure" if failure else "PostToolUse", "\n".join(lines), agent)
         return prepared
     except BaseException:
         prepared.discard()

@@ -1,9 +1,11 @@
 """Install, uninstall and inspect habitus hooks in Claude Code `settings.json` and Codex `hooks.json`.
 
 Both files share one shape: `{"hooks": {Event: [{"matcher": ..., "hooks": [{"type": "command",
-"command": ..., "timeout": seconds}]}]}}`. Our handlers are recognised by the owner marker
-`habitus.deliver.hook` in their command, so install merges beside the user's other hooks, is
-idempotent, and uninstall removes only ours. The first install backs the file up once
+"command": ..., "timeout": seconds}]}]}}`. Our handlers are recognised by their command (`habitus
+hook EVENT`, `uvx habitus hook EVENT` or `… -m habitus.deliver.hook EVENT`, see `deliver.runner`), so
+install merges beside the user's other hooks, is idempotent, and uninstall removes only ours.
+Project-scope files name no path of this machine (`habitus` from PATH); user and local scope run
+this interpreter by its absolute path. The first install backs the file up once
 (`<file>.before-habitus`); when uninstall leaves the same data as that backup, the backup's bytes
 are restored, so the file is byte-identical to the original. A corrupt file is reported, never
 overwritten.
@@ -14,8 +16,6 @@ from __future__ import annotations
 import copy
 import difflib
 import os
-import shlex
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,18 +30,31 @@ from habitus.deliver.files import (
     read_json_object,
     remove_file,
 )
+from habitus.deliver.runner import HOOK_MODULE, describe_command, is_habitus_hook
+from habitus.deliver.runner import hook_command as runner_hook_command
 
 AGENTS = ("claude", "codex")
 SCOPES = ("user", "project", "local")
-OWNER_MARK = "habitus.deliver.hook"
+OWNER_MARK = HOOK_MODULE  # the `python` runner's form; `is_habitus_hook` knows the others
 HOOK_TIMEOUT_S = 10  # the agent's hard limit; our own budget (default 1.5 s) stops us well before
 
-# (event, matcher) per agent. Claude: SessionEnd fires once per session. Codex: Stop closes each
-# turn (ingest is incremental, so running it per turn is cheap) and is present in every version.
+# (event, matcher) per agent. Claude: a failed call reaches PostToolUseFailure, not PostToolUse;
+# SessionStart `compact` re-injects the hand-over; SessionEnd fires once per session. Codex 0.171:
+# PostToolUse sees failed calls too; its PreToolUse names apply_patch; Stop closes each turn
+# (ingest is incremental, so running it per turn is cheap) and is present in every version.
 EVENTS: dict[str, tuple[tuple[str, str | None], ...]] = {
-    "claude": (("UserPromptSubmit", None), ("PostToolUse", "Bash|Edit|MultiEdit|Write"), ("SessionEnd", None)),
-    "codex": (("UserPromptSubmit", None), ("PostToolUse", None), ("Stop", None)),
+    "claude": (("UserPromptSubmit", None), ("PreToolUse", "Edit|MultiEdit|Write"),
+               ("PostToolUse", "Bash|Edit|MultiEdit|Write"), ("PostToolUseFailure", "Bash|Edit|MultiEdit|Write"),
+               ("SessionStart", "compact"), ("SessionEnd", None)),
+    "codex": (("UserPromptSubmit", None), ("PreToolUse", "apply_patch|Edit|Write"), ("PostToolUse", None),
+              ("SessionStart", "compact"), ("Stop", None)),
 }
+CODEX_TRUST_NOTE = (
+    "Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust the habitus "
+    "hooks (a scripted `codex exec` can pass --dangerously-bypass-hook-trust instead). Project hooks "
+    "(.codex/hooks.json) load only in a trusted project: accept Codex's trust prompt, or run `codex exec "
+    "--trust` once in the repo. Hooks are on by default in current Codex (0.171 tested; `[features] hooks = "
+    "false` in config.toml turns them off); older versions needed `[features] codex_hooks = true`.")
 
 
 @dataclass
@@ -93,14 +106,13 @@ def settings_path(agent: str, scope: str = "user", cwd: Path | None = None) -> P
     return _project_root(cwd) / ".codex" / "hooks.json"
 
 
-def hook_command(agent: str, event: str, python: str | None = None) -> str:
-    """The command an agent runs: this interpreter with the light entry point (no PATH needed)."""
-    exe = python or sys.executable
-    return f"{shlex.quote(exe)} -m {OWNER_MARK} {event} --agent {agent}"
+def hook_command(agent: str, event: str, python: str | None = None, runner: str = "python") -> str:
+    """The command an agent runs for one event (see `deliver.runner`; `python` needs no PATH)."""
+    return runner_hook_command(agent, event, runner, python)
 
 
 def _is_ours(handler: Any) -> bool:
-    return isinstance(handler, dict) and OWNER_MARK in str(handler.get("command", ""))
+    return isinstance(handler, dict) and is_habitus_hook(str(handler.get("command", "")))
 
 
 def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -138,13 +150,14 @@ def strip_ours(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return out
 
 
-def with_ours(data: dict[str, Any], agent: str, path: Path, python: str | None = None) -> dict[str, Any]:
+def with_ours(data: dict[str, Any], agent: str, path: Path, python: str | None = None,
+              runner: str = "python") -> dict[str, Any]:
     """A copy of the settings with exactly one habitus handler per event (others untouched, in order)."""
     out = strip_ours(data, path)
     hooks = out.setdefault("hooks", {})
     for event, matcher in EVENTS[agent]:
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        group["hooks"] = [{"type": "command", "command": hook_command(agent, event, python),
+        group["hooks"] = [{"type": "command", "command": hook_command(agent, event, python, runner),
                            "timeout": HOOK_TIMEOUT_S}]
         hooks.setdefault(event, []).append(group)
     return out
@@ -161,15 +174,16 @@ def _diff(path: Path, old: bytes | None, new: bytes | None) -> str:
     return "".join(difflib.unified_diff(a, b, fromfile=f"{path} (now)", tofile=f"{path} (after)"))
 
 
-def install_hooks(agent: str, path: Path, *, dry_run: bool = False, python: str | None = None) -> HookChange:
+def install_hooks(agent: str, path: Path, *, dry_run: bool = False, python: str | None = None,
+                  runner: str = "python") -> HookChange:
     """Merge our handlers into `path` (created if missing). Idempotent; backs the file up once."""
     raw, data = read_json_object(path)
     current = data or {}
-    new = with_ours(current, agent, path, python)
-    notes = []
-    if agent == "codex":
-        notes.append("Codex asks you to review and trust new or changed hooks once: open /hooks in Codex "
-                     "(older Codex versions also need `[features] codex_hooks = true` in config.toml).")
+    new = with_ours(current, agent, path, python, runner)
+    notes = [CODEX_TRUST_NOTE] if agent == "codex" else []
+    if runner != "python":
+        notes.append(f"The hooks run `{hook_command(agent, 'EVENT', python, runner).split(' EVENT')[0]}`: "
+                     "it must be on the PATH the agent starts hooks with (`habitus doctor` checks).")
     if data is not None and new == current:
         return HookChange(agent, str(path), "unchanged", notes=notes)
     check_writable(path)
@@ -236,7 +250,25 @@ def hooks_status(agent: str, path: Path) -> dict[str, Any]:
                     commands.append(h.get("command"))
                 else:
                     others += 1
-        runnable = all(Path(shlex.split(c)[0]).exists() for c in commands if c)
-        out["events"][event] = {"installed": ours > 0, "ours": ours, "others": others, "runnable": runnable}
+        runs = [describe_command(c) for c in commands if c]
+        out["events"][event] = {"installed": ours > 0, "ours": ours, "others": others,
+                                "runnable": all(r["runnable"] for r in runs), "runs": runs}
     out["installed"] = all(e["installed"] for e in out["events"].values())
     return out
+
+
+def installed_hooks(cwd: Path | None = None) -> list[dict[str, Any]]:
+    """Every settings file (each agent and scope) that holds habitus hooks, with what each hook runs."""
+    found = []
+    for agent in AGENTS:
+        for scope in SCOPES:
+            try:
+                path = settings_path(agent, scope, cwd)
+            except ConfigFileError:
+                continue  # Codex has no local scope; project scopes need a repo
+            if not path.is_file():
+                continue
+            status = hooks_status(agent, path)
+            if any(e["ours"] for e in status["events"].values()):
+                found.append({"scope": scope, **status})
+    return found

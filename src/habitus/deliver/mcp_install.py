@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -31,14 +30,22 @@ from habitus.deliver.files import (
     remove_file,
 )
 from habitus.deliver.install import HookChange, _diff, _project_root
+from habitus.deliver.runner import is_habitus_mcp, mcp_command
 
 SERVER_NAME = "habitus"
 TOML_BEGIN = "# habitus:mcp:begin"  # followed by " sep=N": newlines install added before the section
 TOML_END = "# habitus:mcp:end"
 
 
-def server_entry(python: str | None = None) -> dict[str, Any]:
-    return {"type": "stdio", "command": python or sys.executable, "args": ["-m", "habitus", "mcp"], "env": {}}
+# Codex starts MCP servers with a short allow-list of environment variables; without this, a
+# HABITUS_HOME set for the agent would not reach the server, which would read another store.
+CODEX_ENV_VARS = ["HABITUS_HOME"]
+
+
+def server_entry(python: str | None = None, runner: str = "python") -> dict[str, Any]:
+    """The Claude Code entry: stdio, always loaded (six small tools, never deferred behind tool search)."""
+    command, args = mcp_command(runner, python)
+    return {"type": "stdio", "command": command, "args": args, "env": {}, "alwaysLoad": True}
 
 
 def mcp_config_path(agent: str, scope: str = "project", cwd: Path | None = None) -> Path:
@@ -76,17 +83,17 @@ def _claude_servers(data: dict[str, Any], scope: str, cwd: Path, create: bool) -
 
 
 def install_mcp(agent: str, scope: str = "project", *, cwd: Path | None = None, path: Path | None = None,
-                dry_run: bool = False, python: str | None = None) -> HookChange:
+                dry_run: bool = False, python: str | None = None, runner: str = "python") -> HookChange:
     """Add (or update) the habitus server in the client config."""
     cwd = (cwd or Path.cwd()).resolve()
     path = path or mcp_config_path(agent, scope, cwd)
     if agent == "codex":
-        return _install_toml(path, dry_run, python)
+        return _install_toml(path, dry_run, python, runner)
     raw, data = read_json_object(path)
     new = copy.deepcopy(data or {})
     servers = _claude_servers(new, scope, cwd, create=True)
     assert servers is not None
-    servers[SERVER_NAME] = server_entry(python)
+    servers[SERVER_NAME] = server_entry(python, runner)
     if data is not None and new == data:
         return HookChange(agent, str(path), "unchanged")
     check_writable(path)
@@ -136,11 +143,12 @@ def _pruned(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if not (k == "mcpServers" and v == {})}
 
 
-def _toml_section(python: str | None, sep: str, newline: str) -> str:
-    entry = server_entry(python)
+def _toml_section(python: str | None, sep: str, newline: str, runner: str) -> str:
+    ours = _ours(python, runner)
     begin = f"{TOML_BEGIN} sep={len(sep) // len(newline)} (managed by `habitus mcp install`)"
-    return sep + newline.join([begin, f"[mcp_servers.{SERVER_NAME}]", f"command = {json.dumps(entry['command'])}",
-                               f"args = {json.dumps(entry['args'])}", TOML_END]) + newline
+    return sep + newline.join([begin, f"[mcp_servers.{SERVER_NAME}]", f"command = {json.dumps(ours['command'])}",
+                               f"args = {json.dumps(ours['args'])}", f"env_vars = {json.dumps(ours['env_vars'])}",
+                               TOML_END]) + newline
 
 
 def _parse_toml(path: Path, text: str) -> dict[str, Any]:
@@ -152,9 +160,10 @@ def _parse_toml(path: Path, text: str) -> dict[str, Any]:
         raise ConfigFileError(f"{path} is nested too deeply to be a config file; it was not changed") from exc
 
 
-def _ours(python: str | None) -> dict[str, Any]:
-    entry = server_entry(python)
-    return {"command": entry["command"], "args": entry["args"]}
+def _ours(python: str | None, runner: str = "python") -> dict[str, Any]:
+    """The Codex entry: the runner's command, and HABITUS_HOME forwarded (Codex passes few variables on)."""
+    command, args = mcp_command(runner, python)
+    return {"command": command, "args": args, "env_vars": list(CODEX_ENV_VARS)}
 
 
 def _without_server(data: dict[str, Any], keep_table: bool) -> dict[str, Any]:
@@ -169,43 +178,47 @@ def _without_server(data: dict[str, Any], keep_table: bool) -> dict[str, Any]:
     return out
 
 
-def _appended(text: str, python: str | None) -> str:
+def _appended(text: str, python: str | None, runner: str) -> str:
     """The config with our marked `[mcp_servers.habitus]` section appended (exactly removable by uninstall)."""
     nl = newline_of(text)
     sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith(nl) else nl * 2)
-    return text + _toml_section(python, sep, nl)
+    return text + _toml_section(python, sep, nl, runner)
 
 
-def _inserted(text: str, python: str | None) -> str:
+def _inserted(text: str, python: str | None, runner: str) -> str:
     """The config with our server added inside an existing `mcp_servers` (inline or dotted), formatting kept."""
     import tomlkit
 
     doc = tomlkit.parse(text)
     entry = tomlkit.inline_table()
-    entry.update(_ours(python))
+    entry.update(_ours(python, runner))
     doc["mcp_servers"][SERVER_NAME] = entry  # type: ignore[index]
     return tomlkit.dumps(doc)
 
 
-def _install_toml(path: Path, dry_run: bool, python: str | None) -> HookChange:
-    text = read_text_file(path) or ""
+def _install_toml(path: Path, dry_run: bool, python: str | None, runner: str) -> HookChange:
+    original = text = read_text_file(path) or ""
     data = _parse_toml(path, text)
     notes = ["Codex starts MCP servers listed in config.toml; restart Codex to load it."]
     servers = data.get("mcp_servers", {})
     if not isinstance(servers, dict):
         raise ConfigFileError(f"{path}: mcp_servers is not a table; it was not changed")
     if SERVER_NAME in servers:
-        if servers[SERVER_NAME] == _ours(python) or TOML_BEGIN in text:
+        if servers[SERVER_NAME] == _ours(python, runner):
             return HookChange("codex", str(path), "unchanged", notes=notes)
-        raise ConfigFileError(f"{path} already defines [mcp_servers.{SERVER_NAME}] by hand; it was not changed")
+        # ours from an earlier install (another runner, or before env_vars): replaced; by hand: refused
+        previous = _remove_section(text) if TOML_BEGIN in text else _removed_inline(text, python)
+        if previous is None:
+            raise ConfigFileError(f"{path} already defines [mcp_servers.{SERVER_NAME}] by hand; it was not changed")
+        text, data = previous, _parse_toml(path, previous)
     new = None
     for build in (_appended, _inserted):  # a new section where TOML allows one, else inside the existing table
         try:
-            candidate = build(text, python)
+            candidate = build(text, python, runner)
             parsed = tomllib.loads(candidate)
         except Exception:  # noqa: BLE001 - any failure here means: try the next way, or refuse below
             continue
-        added = parsed.get("mcp_servers", {}).get(SERVER_NAME) == _ours(python)
+        added = parsed.get("mcp_servers", {}).get(SERVER_NAME) == _ours(python, runner)
         if added and _without_server(parsed, "mcp_servers" in data) == data:
             new = candidate
             break
@@ -213,6 +226,7 @@ def _install_toml(path: Path, dry_run: bool, python: str | None) -> HookChange:
         raise ConfigFileError(f"{path}: could not add [mcp_servers.{SERVER_NAME}] without changing the rest of the "
                               "file; it was not changed — add it by hand")
     check_writable(path)
+    text = original
     change = HookChange("codex", str(path), "would-install" if dry_run else "installed",
                         diff=_diff(path, text.encode(), new.encode()), notes=notes)
     if not dry_run:
@@ -246,7 +260,7 @@ def _removed_inline(text: str, python: str | None) -> str | None:
     if servers is None or SERVER_NAME not in servers:
         return None
     entry = servers[SERVER_NAME]
-    if not (isinstance(entry, dict) and list(entry.get("args") or []) == server_entry(python)["args"]):
+    if not (isinstance(entry, dict) and is_habitus_mcp(str(entry.get("command") or ""), list(entry.get("args") or []))):
         return None  # not ours (written by hand)
     del servers[SERVER_NAME]
     return tomlkit.dumps(doc)

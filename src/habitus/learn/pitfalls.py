@@ -30,8 +30,8 @@ OUTPUT_CHARS = 300  # of the failing call's output kept as quoted evidence
 
 
 def fires(trigger: Trigger, text: str) -> bool:
-    folded = " ".join(text.split()).lower()
-    return all(a.lower() in folded for a in trigger.all) and not any(x.lower() in folded for x in trigger.none)
+    """The same whole-word test the delivery hooks apply (`Trigger.fires`), so a kept trigger fires there too."""
+    return trigger.fires(text)
 
 
 def _detour_key(d: Detour) -> str:

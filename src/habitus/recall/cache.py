@@ -5,8 +5,9 @@ re-reading a thousand workflows' cues and re-tokenizing their texts each time is
 after start-up. The cache is two JSON files per subject under `$HABITUS_HOME/cache/recall/` (the cue
 views, and beside them the ranking tokens, which only a fallback reads), each valid
 while the fingerprint of the subject's active workflows — (count, max rowid, max `updated`), one
-indexed query — is unchanged. Any write to a workflow (relearn, import, counters, status) moves
-`updated`, so a stale cache is never used; each file is written only when the newest change is at least
+indexed query — is unchanged. Any change of what a workflow says (relearn, import, status) moves
+`updated` (a suspension also changes the count), so a stale cache is never used; counters are not
+in the cache, and counting a show leaves it valid; each file is written only when the newest change is at least
 `SETTLE_S` old, because `updated` has one-second resolution. Any problem reading or writing it
 falls back to the store: the cache can only save time, never change an answer.
 

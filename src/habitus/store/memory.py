@@ -267,10 +267,11 @@ def bump_counters(conn: Any, workflow_id: str, *, shown: int = 0, helped: int = 
     """
     ensure_memory_schema(conn)
     with transaction(conn):  # inside a caller's transaction (a hook's pending writes) this is a savepoint
+        # counters leave `updated` alone: it marks changes of what a workflow says (the SQLite recall cache's
+        # fingerprint), and every shown hand-over would otherwise make the next prompt rebuild that cache
         conn.execute("UPDATE workflows SET shown = shown + ?, helped = helped + ?, misled = misled + ?,"
-                     " stale = stale + ?, updated = ? WHERE id = ?",
-                     (shown, helped, misled, stale, utc_now(), workflow_id))
-        row = conn.execute("SELECT status, shown, helped, misled, stale FROM workflows WHERE id = ?",
+                     " stale = stale + ? WHERE id = ?", (shown, helped, misled, stale, workflow_id))
+        row = conn.execute("SELECT status, shown, helped, misled, stale, root FROM workflows WHERE id = ?",
                            (workflow_id,)).fetchone()
         if row is None:
             return None
@@ -279,6 +280,8 @@ def bump_counters(conn: Any, workflow_id: str, *, shown: int = 0, helped: int = 
         if reason and row["status"] == "active":
             conn.execute("UPDATE workflows SET status = 'suspended', status_reason = ? WHERE id = ?",
                          (reason, workflow_id))
+    if reason and row["status"] == "active":
+        touch_memory_stamp(row["root"])  # what recall may hand over changed: a shared store's cache asks again
     return counters
 
 
