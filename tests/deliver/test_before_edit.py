@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.workflow import Cues, Pitfall, Place, Trigger, Workflow, WorkflowStep
 from habitus.deliver.before_edit import edited_paths
 from habitus.store.memory import save_workflows
-from habitus.store.sqlite import connect
 
 from .conftest import git, run_hook
 

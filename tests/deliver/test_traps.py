@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.workflow import Pitfall, Trigger, Workflow
 from habitus.store.memory import save_workflows
-from habitus.store.sqlite import connect
 
 from .conftest import run_hook
 

@@ -71,10 +71,13 @@ def _normal(path: Path) -> str:
     return os.path.normpath(str(path.resolve(strict=False)))
 
 
-def edit_warnings(payload: dict[str, Any], db: sqlite3.Connection, *, session: str = "") -> list[EditWarning]:
-    """The warnings for this edit that the session has not been shown (at most MAX_WARNINGS)."""
+def edit_warnings(payload: dict[str, Any], db: Any, *, session: str = "", local: Any = None) -> list[EditWarning]:
+    """The warnings for this edit that the session has not been shown (at most MAX_WARNINGS).
+
+    `db` holds the memory (on a shared store read through the local recall cache, no round trip); `local` the
+    session's "shown" marks (`habitus.deliver.events._session_db`; `db` itself when not given)."""
     from habitus.capture.subject import repo_root, repo_subject
-    from habitus.store.memory import load_workflows
+    from habitus.recall.cache import active_workflows
     from habitus.store.notes import shown_in_session
 
     cwd = Path(str(payload.get("cwd") or ""))
@@ -88,9 +91,10 @@ def edit_warnings(payload: dict[str, Any], db: sqlite3.Connection, *, session: s
     targets = {r for p in paths if (r := repo_relative(p, cwd, root))}
     if not targets:
         return []
-    workflows = load_workflows(db, subject)
-    seen = shown_in_session(db, session, "pitfall") | shown_in_session(db, session, "moved") if session else set()
-    handed = shown_in_session(db, session, "workflow") if session else set()
+    workflows = active_workflows(db, subject)
+    marks = local if local is not None else db
+    seen = shown_in_session(marks, session, "pitfall") | shown_in_session(marks, session, "moved") if session else set()
+    handed = shown_in_session(marks, session, "workflow") if session else set()
     out = _moved(workflows, targets, root, cwd, seen)
     out += _traps(workflows, targets, payload, seen | {w.key for w in out}, handed)
     return out[:MAX_WARNINGS]
@@ -155,8 +159,8 @@ def _one_line(text: str, limit: int = 300) -> str:
 def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
                         conn: sqlite3.Connection | None = None) -> Any:
     """The PreToolUse output (`events.Prepared`): the edit's warnings as context, never a decision or block."""
-    from habitus.deliver.events import Prepared, _connect, _cwd, _output
-    from habitus.store.notes import mark_shown
+    from habitus.deliver.events import Prepared, _connect, _cwd, _output, _session_db
+    from habitus.store.notes import ensure_notes_schema, mark_shown
 
     if str(payload.get("tool_name") or "").lower() not in EDIT_TOOLS:
         return Prepared()
@@ -165,9 +169,11 @@ def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
         return Prepared(skipped=why)
     session = str(payload.get("session_id") or "")
     db, owned = _connect(conn)
-    prepared = Prepared(conn=db, owned=owned)
+    local, owned_local = _session_db(db, owned)
+    prepared = Prepared(conn=local, owned=owned_local)
     try:
-        warnings = edit_warnings(payload, db, session=session)
+        ensure_notes_schema(local)
+        warnings = edit_warnings(payload, db, session=session, local=local)
         if not warnings:
             return prepared
         if session:
@@ -175,12 +181,15 @@ def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
             for kind, keys in (("pitfall", [w.key for w in warnings if w.kind == "trap"]),
                                ("moved", [w.key for w in warnings if w.kind == "moved"])):
                 if keys:
-                    mark_shown(db, session, kind, keys)
+                    mark_shown(local, session, kind, keys)
         prepared.output = _output("PreToolUse", "\n".join(w.text for w in warnings), agent)
         return prepared
     except BaseException:
         prepared.discard()
         raise
+    finally:
+        if local is not db and owned:
+            db.close()
 
 
 def before_tool(payload: dict[str, Any], *, agent: str = "claude",

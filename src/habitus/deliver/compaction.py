@@ -17,7 +17,7 @@ COMPACT_SOURCES = {"compact"}
 def prepare_session_start(payload: dict[str, Any], *, agent: str = "claude",
                           conn: sqlite3.Connection | None = None) -> Any:
     """The SessionStart output (`events.Prepared`): the current hand-over after a compaction, else nothing."""
-    from habitus.deliver.events import Prepared, _connect, _cwd, _output
+    from habitus.deliver.events import Prepared, _connect, _cwd, _output, _session_db
 
     session = str(payload.get("session_id") or "")
     if str(payload.get("source") or "") not in COMPACT_SOURCES or not session:
@@ -27,11 +27,18 @@ def prepare_session_start(payload: dict[str, Any], *, agent: str = "claude",
         return Prepared(skipped=why)
     from habitus.recall.api import recall
     from habitus.store.memory import list_handovers
+    from habitus.store.outbox import queued_handovers
 
     db, owned = _connect(conn)
     prepared = Prepared(conn=db, owned=owned)  # reads only: nothing to commit
     try:
-        shown = list_handovers(db, session_id=session)
+        local, owned_local = _session_db(db, False)
+        try:  # on a shared store the latest hand-overs may still wait in this machine's outbox
+            shown = queued_handovers(local, session) if local is not db else []
+        finally:
+            if owned_local:
+                local.close()
+        shown = shown or list_handovers(db, session_id=session)
         if shown and shown[-1].get("task"):
             result = recall(str(shown[-1]["task"]), cwd=str(cwd), agent=agent, conn=db, session_id=session,
                             log=False)

@@ -50,6 +50,17 @@ def pending(local: Any) -> int:
     return int(local.execute("SELECT count(*) FROM outbox").fetchone()[0])
 
 
+def queued_handovers(local: Any, session_id: str) -> list[dict[str, Any]]:
+    """The hand-overs of `session_id` still waiting here, oldest first (the logged entries, as `list_handovers`)."""
+    from habitus.capture.redact import redact_identifier
+
+    ensure_schema(local, COMPONENT, MIGRATIONS)
+    ids = {session_id, redact_identifier(session_id)}
+    entries = (json.loads(row[0]).get("handover") or {} for row in
+               local.execute("SELECT data FROM outbox WHERE kind = 'handover' ORDER BY id").fetchall())
+    return [e for e in entries if e.get("session_id") in ids]
+
+
 def flush(local: Any, shared: Any) -> int:
     """Send the queued writes to `shared` in order, each once; returns how many were applied there."""
     from habitus.store.memory import apply_handover, ensure_memory_schema
