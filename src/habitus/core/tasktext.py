@@ -19,7 +19,7 @@ from habitus.core.lazyre import lazy_re
 _PLAN_LEAD = lazy_re(r"^\s*(?:please\s+)?implement\s+(?:the\s+following|this)\s+plan\s*:?\s*", re.I)
 _HEADING = lazy_re(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 _TITLE_LABEL = lazy_re(r"^(?:plan|fix|bug\s*fix|feature|task|goal|refactor|chore)\s*:\s*", re.I)
-_CONTEXT_HEADS = lazy_re(r"^(?:context|contexte|background|problem|motivation|summary|overview|why|goal|goals|"
+CONTEXT_HEADS = lazy_re(r"^(?:context|contexte|background|problem|motivation|summary|overview|why|goal|goals|"
                             r"objective|issue|root cause)\b", re.I)
 # Claude Code's note under a plan accepted in plan mode: harness text, not the user's words
 _PLAN_TRAILER = lazy_re(r"\n\s*If you need specific details from before exiting plan mode.*\Z", re.S)
@@ -120,7 +120,7 @@ def read_task(text: str) -> TaskText:
     if body is not None:
         sections = _sections(body)
         title = _TITLE_LABEL.sub("", sections[0][1]).strip() if sections else body.strip().split("\n", 1)[0]
-        context = next((t for _, h, t in sections if _CONTEXT_HEADS.match(h)), "")
+        context = next((t for _, h, t in sections if CONTEXT_HEADS.match(h)), "")
         if not context and sections:
             context = sections[0][2]
         return TaskText(title=title[:300], context=_FENCE.sub(" ", context)[:1500], body=text, is_plan=True,
@@ -153,5 +153,5 @@ def named_things(text: str) -> dict[str, tuple[str, ...]]:
     return {"paths": tuple(paths), "names": tuple(names), "quoted": tuple(quoted)}
 
 
-__all__ = ["FOLLOWUP_MAX_WORDS", "NOISE_COMMANDS", "PATH_LIKE", "TaskText", "is_followup", "is_noise",
+__all__ = ["CONTEXT_HEADS", "FOLLOWUP_MAX_WORDS", "NOISE_COMMANDS", "PATH_LIKE", "TaskText", "is_followup", "is_noise",
            "named_things", "read_task"]
