@@ -60,6 +60,25 @@ def test_replay_scores_every_selector_and_leaves_the_checkout_untouched(history:
     assert row["task"]["start_commit"] and {"habitus", "none"} <= set(row)
 
 
+def test_learning_from_transcripts_alone_drops_the_links_an_importer_added(history: LearnedRealStyle,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from habitus.bench.replay.history import transcript_only
+    from habitus.core.trace import Trace
+
+    linked = Trace(id="t", source_format="claude", agent="claude-code", git_commits=["base", "made"],
+                   meta={"linked_commits": ["made", "other"], "entire": {"base_commit": "base"}, "repo_path": "/r"})
+    alone = transcript_only(linked)
+    assert alone.git_commits == ["made"] and alone.meta == {"repo_path": "/r"}
+    assert linked.meta["linked_commits"] == ["made", "other"]  # the stored trace is not changed
+    codex = Trace(id="c", source_format="codex", agent="codex", git_commits=["start"])  # recorded by the agent
+    assert transcript_only(codex).git_commits == ["start"]
+    monkeypatch.setenv("HABITUS_HOME", str(history.home))
+    run = run_replay(history.repo, selectors=["habitus", "none"], learn_from="transcripts")
+    assert run.split["learn_from"] == "transcripts" and run.learn["model_calls"] == 0
+    with pytest.raises(ReplayError, match="--learn-from"):
+        run_replay(history.repo, learn_from="commits")
+
+
 def test_split_by_date_and_by_share() -> None:
     from habitus.bench.replay.history import ReplayTask
 
