@@ -102,6 +102,7 @@ def test_a_where_to_look_that_does_not_beat_nothing_is_rejected_with_reasons() -
 @pytest.mark.parametrize(("raw", "clean"), [
     ("cd /Users/me/Code/app && bun run test 2>&1 | tail -20", "bun run test"),
     ("npm test", "npm test"), ("bun run lint 2>&1 | grep -v settings.json", "bun run lint"),
+    ("cd web && npm test -- --run", "cd web && npm test -- --run"),  # where it runs is part of the check
     ("pytest -q tests/test_a.py > /dev/null", "pytest -q tests/test_a.py"),
 ])
 def test_checks_are_cleaned_of_what_only_the_recording_machine_needed(raw: str, clean: str) -> None:
@@ -124,7 +125,14 @@ def test_checks_keep_their_most_common_passing_form_with_the_number_of_tasks() -
     ("FAIL src/a.test.ts > adds\nAssertionError: expected 1 to be 2", "FAIL src/a.test.ts > adds"),
     ("> tsc --noEmit\nsrc/a.ts(3,1): error TS2304: Cannot find name 'y'.",
      "src/a.ts(3,1): error TS2304: Cannot find name 'y'."),
-    ("just one line", "just one line"),
+    ("just one line", ""),  # no line reports an error: nothing is quoted
+    # bun test: the echoed script, the runner's banner and a file header come first, logs of passing tests that
+    # handle errors on purpose in between; the runner's verdict further down is the line
+    ("$ bun test src/\nbun test v1.3.5 (1e86cebd)\n\nsrc/shared/claude/response-parser.test.ts:\n"
+     "[Parser] Warning: Could not parse evaluator output\nerror: Item 3 failed\n"
+     "(fail) consolidate > happy path: AI returns merged content [1.85ms]\n 1 fail",
+     "(fail) consolidate > happy path: AI returns merged content [1.85ms]"),
+    ("/bin/sh: 1: ./scripts/check.sh: Permission denied", "/bin/sh: 1: ./scripts/check.sh: Permission denied"),
 ])
 def test_the_error_line_is_what_went_wrong_not_a_banner(output: str, line: str) -> None:
     assert error_line(output) == line

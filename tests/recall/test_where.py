@@ -59,3 +59,17 @@ def test_a_map_stored_before_the_log_odds_feature_ignores_its_old_weight_until_r
     old = RepoMap.from_dict({"format": 1, "model": {"bias": -3.0, "named_rate": 1.7}})
     assert old.model == {"bias": -3.0}
     assert RepoMap.from_dict(RepoMap(model={"bias": -3.0, "named_rate": 0.6}).to_dict()).model["named_rate"] == 0.6
+
+
+def test_reasons_are_short_and_say_only_what_holds() -> None:
+    # a file named by path that also defines the symbol the task names: one "named", then the symbol (before:
+    # "named in the task; defines `consolidateFiles`, named in the task"); a file the past tasks' words barely
+    # touch gets no "changed in N past tasks" (before: any shared word made it a reason)
+    repomap = RepoMap(subject="s", tasks=5, files={
+        "src/merge/consolidator.ts": FileProfile(tasks=2, terms={"merg": 2, "consolid": 2}, examples=["Merge docs"]),
+        "docs/guide.md": FileProfile(tasks=3, terms={"merg": 1, "guid": 3, "write": 3, "tone": 3, "style": 3},
+                                     examples=["Write the guide"])})
+    task = "Make `consolidateFiles` in src/merge/consolidator.ts merge headings by level, keeping the tone"
+    why = {c.file: c.reasons for c in candidates(task, repomap, CODE)}
+    assert why["src/merge/consolidator.ts"][:2] == ["named in the task", "defines `consolidateFiles`"]
+    assert not any(r.startswith("changed in") for r in why.get("docs/guide.md", []))

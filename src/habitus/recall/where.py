@@ -40,6 +40,8 @@ MAX_FILES = 4
 MAP_CANDIDATES = 6
 CODE_CANDIDATES = 4
 SIMILAR_TASKS = 5
+MAP_REASON_MIN = 0.3  # a past-task word score below this is too weak to be stated as why
+NAMED = "named in the task"
 MIN_VOTE = 0.2  # a file changed by similar tasks holding less of their similarity than this is no candidate
 MAX_DEFINERS = 2  # a name defined in more files than this says little about where the work goes
 MAX_QUOTE_FILES = 3
@@ -260,14 +262,16 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         prof = repomap.files.get(path)
         named, edited = (prof.named, prof.named_edited) if prof else (0, 0)
         c.features["named_rate"] = _named_log_odds(named, edited, repo_rate)
-        c.reasons.append("named in the task")
+        c.reasons.append(NAMED if not mention.context_only else "named in the task's context")
     for path, names in defining_files(tt, code).items():
-        cand(path).features["defines"] = 1.0
+        c = cand(path)
+        c.features["defines"] = 1.0
         stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
         told = [n for n in names if n.lower() != stem]  # the file's own name is already "named in the task"
-        if told or "named in the task" not in cand(path).reasons:
-            cand(path).reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
-                                      + ", named in the task")
+        named_here = c.features["named"] > 0
+        if told or not named_here:
+            c.reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
+                             + ("" if named_here else ", named in the task"))
     for path, phrases in quoted_files(tt, worktree).items():
         if path in code.files:
             cand(path).features["quoted"] = 1.0
@@ -294,8 +298,11 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         prof = live.get(path)
         if prof is not None and repomap.tasks:
             c.features["base"] = prof.tasks / repomap.tasks
-            if c.features["map"] > 0:
+            # the past tasks' words are a reason when they match well and no similar past task already says it
+            if (c.features["map_top"] or c.features["map"] >= MAP_REASON_MIN) and not c.features["vote"]:
                 c.reasons.append(_map_reason(prof, query))
+        if not c.reasons and c.features["code"] > 0:
+            c.reasons.append("its path and symbols match the task's words")
     return list(found.values())
 
 
