@@ -149,6 +149,18 @@ def test_traps_need_two_tasks_and_leave_harness_errors_out() -> None:
     assert learn_traps(records[:1]) == []
 
 
+def test_a_traps_error_line_is_one_that_recurs() -> None:
+    # `bun run test` failed in three tasks, each time on another test: the failure recurs, no error line does
+    def failing(test: str) -> Detour:
+        return Detour(failing="bun run test", fixing="bun test src/a.test.ts", error=f"(fail) {test} [1ms]")
+
+    records = [_rec(str(i), "t", ["src/a.ts"], detours=[failing(f"case {i}")]) for i in range(3)]
+    [trap] = learn_traps(records)
+    assert trap.tasks == 3 and trap.error == ""
+    records.append(_rec("3", "t", ["src/a.ts"], detours=[failing("case 1")]))
+    assert learn_traps(records)[0].error == "(fail) case 1 [1ms]"
+
+
 @pytest.fixture(scope="module")
 def realstyle(tmp_path_factory: pytest.TempPathFactory) -> LearnedRealStyle:
     return build(tmp_path_factory.mktemp("rs-learn"), sessions=36)

@@ -108,10 +108,17 @@ def learn_traps(records: list[Record]) -> list[Trap]:
         if len(tasks) < MIN_TRAP_TASKS:
             continue
         failing = Counter(f for _, f, _, _ in items).most_common(1)[0][0]
-        errors = Counter(e for _, _, e, _ in items if e)
+        # the error line of the trap is one that recurs (in two or more tasks): a failure that differs every time
+        # (one test's name) says nothing about the next task
+        seen_in: dict[str, set[str]] = defaultdict(set)
+        for rec, _, error, _ in items:
+            if error:
+                seen_in[error].add(rec.trace_id)
+        recurring = [e for e, where in seen_in.items() if len(where) >= MIN_TRAP_TASKS]
         fixes = Counter(x for *_, x in items if x and x != failing)
         files = sorted({f for rec, *_ in items for f in rec.files_edited if not f.startswith("/")})
-        traps.append(Trap(failing=failing[:200], error=errors.most_common(1)[0][0] if errors else "",
+        traps.append(Trap(failing=failing[:200], error=max(recurring, key=lambda e: len(seen_in[e])) if recurring
+                          else "",
                           fixing=fixes.most_common(1)[0][0] if fixes else None, tasks=len(tasks), files=files[:20],
                           last=max((rec.date or "" for rec, *_ in items), default="")))
     traps.sort(key=lambda t: (-t.tasks, t.failing))
