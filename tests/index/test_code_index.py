@@ -33,6 +33,14 @@ def test_defined_symbols_cover_the_common_languages(language: str, source: str, 
     assert "local" not in found  # an indented binding is a local variable, not a definition
 
 
+def test_type_names_imported_inline_are_not_definitions() -> None:
+    # TypeScript's inline type imports look like type aliases to a line pattern; a file that imports a type must not
+    # be handed over as "defines it"
+    source = ("import {\n\ttype IRemediationResult,\n\ttype IStats as Stats\n} from './types';\n"
+              "import { type Row } from './row';\nexport type Local = { a: IRemediationResult };\n")
+    assert defined_symbols(source) == ("Local",)
+
+
 @pytest.mark.parametrize(("words", "same"), [
     (("remediation", "remediate", "remediations", "Remediate".lower()), True),
     (("evaluator", "evaluation", "evaluate"), True), (("file", "files"), True), (("run", "running"), True),

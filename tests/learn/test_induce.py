@@ -261,3 +261,11 @@ def test_a_phrase_only_ever_negated_is_never_learned_as_a_cue():
             for tid, cmd in (("a", "toggleGrid"), ("bb", "toggleRuler"), ("ccc", "toggleSnap"))]
     [wf] = induce(recs, "subj")
     assert wf.cues.any and not any("keyboard" in c or "shortcut" in c for c in wf.cues.any), wf.cues.any
+
+
+def test_a_workflows_checks_are_cleaned_of_the_recording_machines_plumbing():
+    from habitus.learn.induce import _checks
+
+    runs = [Record(trace_id=str(i), task="t", edits=[EditFact(file="a.ts")],
+                   checks=["cd /Users/me/app && bun run lint 2>&1 | tail -20", "cd web && npm test"]) for i in range(2)]
+    assert _checks(runs) == ["bun run lint", "cd web && npm test"]

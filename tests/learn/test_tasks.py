@@ -62,6 +62,12 @@ def test_harness_noise_is_no_task(text: str, noise: bool) -> None:
     ("Remove the button \"Generate Prompts\" in the remediation module", False),
     ("fix the crash in src/export.ts when the file is empty", False),
     ("Update the home page so that it mentions that it's open source.", False),
+    # messages about the session's process (real follow-ups from shared/corpus/real-history/context-evaluator)
+    ("Another agent worked on your files, he has finished, update your context and continue", True),
+    ("Generate a commit message but don't commit it", True), ("looks good, please open a PR", True),
+    ("can you double check everything works?", True), ("the build is still failing", True),
+    ("update changelog with a small sentence", False), ("It only logs score but it's not updated in DB", False),
+    ("Wait, someone else edited frontend/src/App.tsx", False),
 ])
 def test_short_replies_are_follow_ups(text: str, followup: bool) -> None:
     assert is_followup(text) is followup

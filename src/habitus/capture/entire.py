@@ -234,7 +234,7 @@ def ingest_entire_branch(repo: Path | str, store: Store, *, branch: str = DEFAUL
         for trace in traces:
             assign_to_repo(trace, root, subject)
             trace.meta["entire"] = {"branch": ref, "checkpoints": list(session.checkpoints),
-                                    "folder": session.folder}
+                                    "folder": session.folder, "base_commit": session.base_commit}
             trace.meta["linked_commits"] = list(session.commits)
             if session.base_commit:
                 trace.git_commits = [session.base_commit] + [c for c in trace.git_commits if c != session.base_commit]

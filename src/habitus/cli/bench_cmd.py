@@ -182,6 +182,10 @@ def replay_cmd(
     selectors: list[str] = typer.Option(None, "--selectors", "-s",
                                         help="habitus | none | most-changed | similar-task | file-bm25 | code-bm25. "
                                              "Repeatable (or comma-separated); default all."),
+    learn_from: str = typer.Option("store", "--learn-from",
+                                   help="store: learn from the sessions as stored (with the commits an importer "
+                                        "linked by trailer); transcripts: from the transcripts alone, the figure "
+                                        "for a repo without trailers. The ground truth is the same."),
     out: Path = typer.Option(None, "--out", "-o", help="Folder for results.json, results.md and report.html "
                                                          "(default: $HABITUS_HOME/bench/replay/<time>)."),
     as_json: bool = JsonOption,
@@ -193,7 +197,7 @@ def replay_cmd(
 
     chosen = [s.strip() for item in (selectors or []) for s in item.split(",") if s.strip()] or None
     try:
-        run = run_replay(repo, split=split, before=before, until=until, selectors=chosen,
+        run = run_replay(repo, split=split, before=before, until=until, selectors=chosen, learn_from=learn_from,
                          progress=None if as_json else lambda m: stderr.print(m, highlight=False))
     except (ReplayError, StoreError) as exc:
         fail(str(exc))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-REPOMAP_FORMAT = 1
+REPOMAP_FORMAT = 2  # 2: the `named_rate` feature is in log-odds (format 1 maps drop its weight until relearned)
 MAX_PAST = 2000  # past tasks kept for similarity votes (older ones still count in the file profiles)
 
 
@@ -126,13 +126,16 @@ class RepoMap:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RepoMap:
+        model = {str(k): float(v) for k, v in (data.get("model") or {}).items()}
+        if int(data.get("format") or 1) < 2:
+            model.pop("named_rate", None)  # fitted on the old scale of that feature: ignored until relearned
         return cls(subject=data.get("subject"), tasks=int(data.get("tasks", 0)),
                    files={str(p): FileProfile.from_dict(f) for p, f in (data.get("files") or {}).items()},
                    past=[PastTask.from_dict(t) for t in data.get("past") or []],
                    checks=[CheckConvention.from_dict(c) for c in data.get("checks") or []],
                    checked_tasks=int(data.get("checked_tasks", 0)),
                    traps=[Trap.from_dict(t) for t in data.get("traps") or []],
-                   model={str(k): float(v) for k, v in (data.get("model") or {}).items()},
+                   model=model,
                    thresholds={str(k): float(v) for k, v in (data.get("thresholds") or {}).items()},
                    calibration=dict(data.get("calibration") or {}), built=str(data.get("built") or ""),
                    commit=data.get("commit"))

@@ -19,7 +19,7 @@ from habitus.core.lazyre import lazy_re
 _PLAN_LEAD = lazy_re(r"^\s*(?:please\s+)?implement\s+(?:the\s+following|this)\s+plan\s*:?\s*", re.I)
 _HEADING = lazy_re(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
 _TITLE_LABEL = lazy_re(r"^(?:plan|fix|bug\s*fix|feature|task|goal|refactor|chore)\s*:\s*", re.I)
-_CONTEXT_HEADS = lazy_re(r"^(?:context|contexte|background|problem|motivation|summary|overview|why|goal|goals|"
+CONTEXT_HEADS = lazy_re(r"^(?:context|contexte|background|problem|motivation|summary|overview|why|goal|goals|"
                             r"objective|issue|root cause)\b", re.I)
 # Claude Code's note under a plan accepted in plan mode: harness text, not the user's words
 _PLAN_TRAILER = lazy_re(r"\n\s*If you need specific details from before exiting plan mode.*\Z", re.S)
@@ -40,6 +40,19 @@ _FOLLOWUP_LEADS = frozenset({
     "and", "also", "please", "fix", "merge", "rebase", "amend", "squash", "undo", "revert", "stop", "wait", "next",
 })
 FOLLOWUP_MAX_WORDS = 8  # a follow-up is a short reply; a new request needs more words than this (or no lead)
+PROCESS_MAX_WORDS = 20  # … and a message only about the session's process is not much longer
+# words about the session's process (git, the agent, checks running), not about the code: a message made only of
+# these (and plain words) asks for no new place to work in
+_PROCESS_TEXT = """commit push pull merge rebase squash amend branch main master pr prs request continue proceed go
+    ahead wait
+    stop agent agents finish finished done context message generate allow verify check double sure again retry
+    review open close delete good great fine thanks thank work build fail failing pass test tests lint error
+    errors another someone else still everything anything ok okay yes no it all your my our this that the a an and
+    or but please now then also you i we he she they them their his her its be is are was were been has have had
+    do does did can could would should will with without before after from to of in on at for into up let lets me
+    us just look update file files"""
+_PROCESS_WORDS = frozenset(_PROCESS_TEXT.split())
+_PLAIN_WORDS = frozenset({"t", "s", "don", "doesn", "isn", "re", "ve", "ll", "d", "m"})
 
 
 @dataclass(frozen=True)
@@ -72,13 +85,25 @@ def is_noise(text: str) -> bool:
 
 
 def is_followup(text: str) -> bool:
-    """A short reply that continues the task before it ("commit", "yes", "fix the lint", "run the tests")."""
+    """A short reply that continues the task before it ("commit", "yes", "fix the lint", "run the tests"), or a
+    message about the session's own process that names nothing of the code ("Another agent finished, update your
+    context and continue", "Generate a commit message but don't commit it", "looks good, open a PR")."""
     words = re.findall(r"[\w'-]+", text.lower())
     if not words:
         return True
-    if len(words) <= 2 and not PATH_LIKE.search(text):
+    if PATH_LIKE.search(text):
+        return False
+    if len(words) <= 2:
         return True
-    return len(words) <= FOLLOWUP_MAX_WORDS and words[0] in _FOLLOWUP_LEADS and not PATH_LIKE.search(text)
+    if len(words) <= FOLLOWUP_MAX_WORDS and words[0] in _FOLLOWUP_LEADS:
+        return True
+    content = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in _PLAIN_WORDS]
+    return len(words) <= PROCESS_MAX_WORDS and bool(content) and all(_process_word(w) for w in content)
+
+
+def _process_word(word: str) -> bool:
+    return word in _PROCESS_WORDS or any(word.endswith(s) and word[: -len(s)] in _PROCESS_WORDS
+                                         for s in ("s", "es", "ed", "d", "ing"))
 
 
 PATH_LIKE = lazy_re(r"(?<![\w/.@-])((?:[\w@.+-]+/)*[\w@+-][\w@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7}|"
@@ -120,7 +145,7 @@ def read_task(text: str) -> TaskText:
     if body is not None:
         sections = _sections(body)
         title = _TITLE_LABEL.sub("", sections[0][1]).strip() if sections else body.strip().split("\n", 1)[0]
-        context = next((t for _, h, t in sections if _CONTEXT_HEADS.match(h)), "")
+        context = next((t for _, h, t in sections if CONTEXT_HEADS.match(h)), "")
         if not context and sections:
             context = sections[0][2]
         return TaskText(title=title[:300], context=_FENCE.sub(" ", context)[:1500], body=text, is_plan=True,
@@ -153,5 +178,5 @@ def named_things(text: str) -> dict[str, tuple[str, ...]]:
     return {"paths": tuple(paths), "names": tuple(names), "quoted": tuple(quoted)}
 
 
-__all__ = ["FOLLOWUP_MAX_WORDS", "NOISE_COMMANDS", "PATH_LIKE", "TaskText", "is_followup", "is_noise",
+__all__ = ["CONTEXT_HEADS", "FOLLOWUP_MAX_WORDS", "NOISE_COMMANDS", "PATH_LIKE", "TaskText", "is_followup", "is_noise",
            "named_things", "read_task"]

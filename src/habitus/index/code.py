@@ -3,7 +3,7 @@
 `code_index(repo, commit)` lists the commit's tree (`git ls-tree`) and reads the names each text file
 defines (functions, classes, types, interfaces, top-level constants, …; one set of patterns that
 covers the common languages, see `defined_symbols`). Symbols are cached per blob id in
-`$HABITUS_HOME/cache/code/<root commit>.json` and whole indexes per commit beside it, so a recall at
+`$HABITUS_HOME/cache/code/v<version>/<root commit>/blobs.json` and whole indexes per commit beside it, so a recall at
 an unchanged HEAD reads one small file and a new commit reads only the blobs it changed. The index
 is also the list of files that exist at the commit: the repo map's places are validated against it.
 """
@@ -36,7 +36,10 @@ _TOP_BINDING = re.compile(r"^(?:export\s+)?(?:declare\s+)?(?:const|let|var|val)\
 _PY_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]+)?=", re.M)
 _METHOD = re.compile(r"^[ \t]+(?:(?:public|private|protected|static|final|virtual|override|async|internal)\s+)+"
                      r"[\w<>\[\],.?]+\s+([A-Za-z_]\w*)\s*\(", re.M)
+# `import { type Row, type Col as C } from …` (TypeScript): a name imported, not defined here
+_IMPORT_SPECIFIER = re.compile(r"[ \t]*(?:,|\}|as\b|$)", re.M)
 _FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+SYMBOLS_VERSION = 2  # bumped when `defined_symbols` changes: cached symbols of older versions are not reused
 KEEP_COMMIT_INDEXES = 32  # per repo; older per-commit indexes are removed (the blob cache keeps their symbols)
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "return", "new", "of", "in", "as", "from", "import", "default",
                         "extends", "implements", "where", "self", "this", "super", "void"})
@@ -103,8 +106,9 @@ def defined_symbols(text: str) -> tuple[str, ...]:
     for pattern in (_KEYWORD_DEF, _TOP_BINDING, _PY_CONSTANT, _METHOD):
         for m in pattern.finditer(text):
             name = m.group(1)
-            if name not in _NOT_NAMES and len(name) > 1:
-                found.setdefault(name, None)
+            if name in _NOT_NAMES or len(name) <= 1 or _IMPORT_SPECIFIER.match(text, m.end()):
+                continue
+            found.setdefault(name, None)
     return tuple(found)[:MAX_SYMBOLS_PER_FILE]
 
 
@@ -125,7 +129,7 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
 def _cache_dir() -> Path:
     from habitus.store.home import habitus_home
 
-    return habitus_home() / "cache" / "code"
+    return habitus_home() / "cache" / "code" / f"v{SYMBOLS_VERSION}"
 
 
 def _read_json(path: Path) -> dict[str, object] | None:

@@ -40,6 +40,8 @@ MIN_TASKS = 20  # replayable past tasks needed to fit the model …
 MIN_POSITIVES = 10  # … and right files among their candidates
 WARMUP_TASKS = 3  # the first tasks only build the map (there is nothing to ask yet)
 L2 = 1.0
+BAG_RESAMPLES = 40  # bootstrap resamples of the history's tasks the thresholds are chosen on
+BAG_SEED = 13
 MAX_ROWS = 20_000  # the most recent rows are kept for fitting (bounds learning on long histories)
 
 
@@ -105,46 +107,117 @@ def out_of_sample_chances(rows: list[Row]) -> list[tuple[int, float, bool]]:
     return out
 
 
-def evaluate_thresholds(chances: list[tuple[int, float, bool]], min_chance: float, handover_chance: float,
-                        max_files: int = MAX_FILES) -> dict[str, float]:
-    """What recall would have handed the history's tasks under these thresholds: tasks, hand-overs, tasks with a
-    right file, files handed and right."""
+def _task_outcomes(chances: list[tuple[int, float, bool]]) -> dict[int, list[tuple[float, bool]]]:
     by_task: dict[int, list[tuple[float, bool]]] = {}
     for task, p, ok in chances:
         by_task.setdefault(task, []).append((p, ok))
-    handovers = helped = handed = right = 0
     for items in by_task.values():
         items.sort(key=lambda pr: -pr[0])
+    return by_task
+
+
+def evaluate_thresholds(chances: list[tuple[int, float, bool]], min_chance: float, handover_chance: float,
+                        max_files: int = MAX_FILES, sizes: dict[int, int] | None = None,
+                        _by_task: dict[int, list[tuple[float, bool]]] | None = None) -> dict[str, float]:
+    """What recall would have handed the history's tasks under these thresholds: tasks, hand-overs, tasks with a
+    right file, files handed and right, the net score (right − wrong files − hand-overs with no right file) and,
+    given each task's number of changed files (`sizes`), the mean per-task file F1 (0 for a task handed nothing)
+    with its standard error."""
+    by_task = _by_task if _by_task is not None else _task_outcomes(chances)
+    handovers = helped = handed = right = 0
+    f1s = []
+    for task, items in by_task.items():
         if not items or items[0][0] < handover_chance:
+            f1s.append(0.0)
             continue
         files = [ok for p, ok in items if p >= min_chance][:max_files] or [items[0][1]]
         handovers += 1
         handed += len(files)
-        right += sum(files)
-        helped += any(files)
+        hits = sum(files)
+        right += hits
+        helped += hits > 0
+        precision, recall = hits / len(files), hits / max(sizes.get(task, hits) if sizes else hits, hits, 1)
+        f1s.append(2 * precision * recall / (precision + recall) if hits else 0.0)
+    n = len(f1s)
+    mean = sum(f1s) / n if n else 0.0
+    spread = (sum((x - mean) ** 2 for x in f1s) / (n - 1)) ** 0.5 if n > 1 else 0.0
     return {"tasks": len(by_task), "handovers": handovers, "helped": helped, "handed": handed, "right": right,
             "precision": right / handed if handed else 0.0,
-            "false_rate": (handovers - helped) / handovers if handovers else 0.0}
+            "false_rate": (handovers - helped) / handovers if handovers else 0.0,
+            "net": right - (handed - right) - (handovers - helped),
+            "f1": round(mean, 6) if sizes is not None else 0.0,
+            "f1_se": round(spread / n ** 0.5, 6) if sizes is not None and n else 0.0}
 
 
-def choose_thresholds(chances: list[tuple[int, float, bool]]) -> tuple[dict[str, float], dict[str, float] | None]:
-    """The (min_chance, handover_chance) pair that helped the most past tasks within the precision and
-    false-hand-over limits (ties: fewer false hand-overs, then higher precision); the default when none qualifies."""
-    best: tuple[tuple[float, ...], dict[str, float], dict[str, float]] | None = None
-    for handover in GRID:
-        for min_chance in GRID:
-            if min_chance > handover:
+def _outcome_matrix(by_task: dict[int, list[tuple[float, bool]]], pairs: list[tuple[float, float]],
+                    sizes: dict[int, int] | None, max_files: int = MAX_FILES) -> Any:
+    """tasks × pairs × (handed over, files handed, right files, helped, F1) of recall under each threshold pair."""
+    import numpy as np
+
+    out = np.zeros((len(by_task), len(pairs), 5))
+    for t, (task, items) in enumerate(by_task.items()):
+        for k, (min_chance, handover) in enumerate(pairs):
+            if not items or items[0][0] < handover:
                 continue
-            figures = evaluate_thresholds(chances, min_chance, handover)
-            if not figures["handovers"] or figures["precision"] < PRECISION_FLOOR or \
-                    figures["false_rate"] > FALSE_HANDOVER_LIMIT:
-                continue
-            key = (figures["helped"], -figures["false_rate"], figures["precision"], -handover)
-            if best is None or key > best[0]:
-                best = (key, {"min_chance": min_chance, "handover_chance": handover}, figures)
-    if best is None:
+            files = [ok for p, ok in items if p >= min_chance][:max_files] or [items[0][1]]
+            hits = sum(files)
+            recall = hits / max(sizes.get(task, hits) if sizes else hits, hits, 1)
+            f1 = 2 * (hits / len(files)) * recall / (hits / len(files) + recall) if hits else 0.0
+            out[t, k] = (1, len(files), hits, hits > 0, f1)
+    return out
+
+
+def _best_pairs(totals: Any) -> Any:
+    """Per row of summed outcomes (resamples × pairs × 5): the index of the qualifying pair with the best mean
+    F1 (-1 when none qualifies). Qualifying: within the precision and false-hand-over limits, net score > 0."""
+    import numpy as np
+
+    handovers, handed, right, helped, f1 = (totals[..., i] for i in range(5))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(handed > 0, right / np.maximum(handed, 1), 0.0)
+        false_rate = np.where(handovers > 0, (handovers - helped) / np.maximum(handovers, 1), 0.0)
+    net = right - (handed - right) - (handovers - helped)
+    ok = (handovers > 0) & (precision >= PRECISION_FLOOR) & (false_rate <= FALSE_HANDOVER_LIMIT) & (net > 0)
+    score = np.where(ok, f1, -1.0)
+    best = score.argmax(axis=-1)
+    return np.where(score.max(axis=-1) >= 0, best, -1)
+
+
+def choose_thresholds(chances: list[tuple[int, float, bool]], sizes: dict[int, int] | None = None,
+                      resamples: int = BAG_RESAMPLES) -> tuple[dict[str, float], dict[str, float] | None]:
+    """The (min_chance, handover_chance) pair for recall, chosen on the history's out-of-sample chances.
+
+    Qualifying pairs stay within the precision and false-hand-over limits and beat handing nothing by the net
+    score; of those, the one with the best mean per-task file F1 (0 for a task handed nothing: abstaining costs
+    as much as a wrong file). F1 is flat over a wide range of thresholds, so which pair tops it on one history
+    is noise that would swing with a few sessions: the pair is chosen on `resamples` bootstrap resamples of the
+    history's tasks (fixed seed) and each threshold is the median of those choices ("bagging"). The default
+    when no pair qualifies; the qualifying pair with the best F1 when the median pair does not qualify."""
+    import numpy as np
+
+    by_task = _task_outcomes(chances)
+    pairs = [(m, h) for h in GRID for m in GRID if m <= h]
+    if not by_task:
         return dict(DEFAULT_THRESHOLDS), None
-    return best[1], best[2]
+    outcomes = _outcome_matrix(by_task, pairs, sizes)
+    whole = int(_best_pairs(outcomes.sum(axis=0)[None])[0])
+    if whole < 0:
+        return dict(DEFAULT_THRESHOLDS), None
+    rng = np.random.default_rng(BAG_SEED)
+    counts = rng.multinomial(len(by_task), [1 / len(by_task)] * len(by_task), size=resamples)
+    picks = [int(k) for k in _best_pairs(np.einsum("bt,tpf->bpf", counts, outcomes)) if k >= 0]
+    chosen = whole
+    if picks:
+        min_chance = float(np.median([pairs[k][0] for k in picks]))
+        handover = float(np.median([pairs[k][1] for k in picks]))
+        median = min(range(len(pairs)), key=lambda k: (abs(pairs[k][0] - min_chance) + abs(pairs[k][1] - handover),
+                                                       -pairs[k][1]))
+        if int(_best_pairs(outcomes.sum(axis=0)[None, [median]])[0]) == 0:
+            chosen = median
+    min_chance, handover = pairs[chosen]
+    figures = evaluate_thresholds(chances, min_chance, handover, sizes=sizes, _by_task=by_task)
+    figures["resamples"] = len(picks)
+    return {"min_chance": min_chance, "handover_chance": handover}, figures
 
 
 def calibrate(repomap: RepoMap, records: list[Record], *, code: CodeIndex | None, repo: Path | None) -> None:
@@ -156,7 +229,8 @@ def calibrate(repomap: RepoMap, records: list[Record], *, code: CodeIndex | None
                             "precision_floor": PRECISION_FLOOR, "false_handover_limit": FALSE_HANDOVER_LIMIT}
     if tasks >= MIN_TASKS and positives >= MIN_POSITIVES:
         repomap.model = fit_logistic(rows)
-        thresholds, figures = choose_thresholds(out_of_sample_chances(rows))
+        sizes = {i: len(task_files(rec)) for i, rec in enumerate(records)}
+        thresholds, figures = choose_thresholds(out_of_sample_chances(rows), sizes)
         info.update(model="fitted", thresholds="chosen on the history, out of sample" if figures else
                     "default: no threshold met the limits on the history", out_of_sample=figures)
     else:

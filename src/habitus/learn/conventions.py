@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -26,19 +25,16 @@ from habitus.learn.checks import check_key, check_of
 
 MAX_CHECKS = 5
 MAX_TRAPS = 8
-_LEADING_CD = lazy_re(r"^\s*cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+# `cd /abs/path && …`: the recording machine's checkout; a relative `cd web && …` is part of the check and stays
+_LEADING_CD = lazy_re(r"^\s*cd\s+(?:\"[/~][^\"]*\"|'[/~][^']*'|[/~]\S*)\s*&&\s*")
 MIN_TRAP_TASKS = 2
-_BANNER = lazy_re(r"^(?:\$\s|>\s|at\s+\S+|\S+\.\w+:\d+(?::\d+)?\s*$|[-=━─]{3,}|bun test v|npm ERR! A complete log|"
-                     r"\d+\s*[│|])")
-_ERROR_MARK = lazy_re(r"\berror\b|\bfail(?:ed|ure|s)?\b|\bFAIL\b|[×✖✗]|^!\s|\bexception\b|\bnot found\b|"
-                         r"\bcannot\b|\bunexpected\b|\bexpected\b", re.I)
-_BOX = lazy_re(r"[━─]{2,}.*$")
 _HARNESS_ERRORS = ("<tool_use_error>", "Sibling tool call errored", "interrupted by user", "[Request interrupted")
 _PLUMBING = lazy_re(r"\s*(?:2>&1|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee)\b[^|&;]*)\s*")
 
 
 def clean_check(command: str) -> str:
-    """A check as another machine can run it: no leading `cd <dir> &&`, no output plumbing."""
+    """A check as another machine can run it: no leading `cd /abs/dir &&` (a relative `cd` stays), no output
+    plumbing."""
     text = " ".join(command.split())
     while _LEADING_CD.match(text):
         text = _LEADING_CD.sub("", text, count=1)
@@ -74,17 +70,20 @@ def learn_checks(records: list[Record]) -> tuple[list[CheckConvention], int]:
 
 
 def error_line(error: str) -> str:
-    """The line of a failure's output that says what went wrong: the first line marked as an error (`error`,
-    `×`, `✖`, `FAIL`, `!`, …), never the echoed script line (`$ biome check …`) or a location banner (`at a.ts:3`),
-    and never a line that names a command, a URL or markup (`habitus.core.quarantine`: tool output is evidence,
-    never instruction); "" when no line qualifies."""
+    """The line of a failure's output that says what went wrong (`habitus.learn.errorlines.error_rank`: a runner's
+    failure marker first, then a line that starts as an error, then one that mentions one; never the echoed
+    script, a banner or a bare location), and never a line that names a command, a URL or markup
+    (`habitus.core.quarantine`: tool output is evidence, never instruction); "" when no line reports an error."""
     from habitus.core.quarantine import Allowlist, unsupported
+    from habitus.learn.errorlines import clean_line, error_rank
 
-    lines = [_BOX.sub("", ln).strip() for ln in error.splitlines()[:200]]
-    safe = [ln for ln in lines if ln and unsupported(ln, Allowlist()) is None]
-    useful = [ln for ln in safe if not _BANNER.match(ln)]
-    marked = [ln for ln in useful if _ERROR_MARK.search(ln)]
-    return (marked or useful or [""])[0][:200]
+    best: tuple[int, int, str] | None = None
+    for pos, raw in enumerate(error.splitlines()[:200]):
+        line = clean_line(raw)
+        rank = error_rank(line)
+        if rank and (best is None or (rank, pos) < best[:2]) and unsupported(line, Allowlist()) is None:
+            best = (rank, pos, line)
+    return best[2][:200] if best else ""
 
 
 def _harness_noise(error: str) -> bool:
@@ -109,10 +108,17 @@ def learn_traps(records: list[Record]) -> list[Trap]:
         if len(tasks) < MIN_TRAP_TASKS:
             continue
         failing = Counter(f for _, f, _, _ in items).most_common(1)[0][0]
-        errors = Counter(e for _, _, e, _ in items if e)
+        # the error line of the trap is one that recurs (in two or more tasks): a failure that differs every time
+        # (one test's name) says nothing about the next task
+        seen_in: dict[str, set[str]] = defaultdict(set)
+        for rec, _, error, _ in items:
+            if error:
+                seen_in[error].add(rec.trace_id)
+        recurring = [e for e, where in seen_in.items() if len(where) >= MIN_TRAP_TASKS]
         fixes = Counter(x for *_, x in items if x and x != failing)
         files = sorted({f for rec, *_ in items for f in rec.files_edited if not f.startswith("/")})
-        traps.append(Trap(failing=failing[:200], error=errors.most_common(1)[0][0] if errors else "",
+        traps.append(Trap(failing=failing[:200], error=max(recurring, key=lambda e: len(seen_in[e])) if recurring
+                          else "",
                           fixing=fixes.most_common(1)[0][0] if fixes else None, tasks=len(tasks), files=files[:20],
                           last=max((rec.date or "" for rec, *_ in items), default="")))
     traps.sort(key=lambda t: (-t.tasks, t.failing))

@@ -14,6 +14,7 @@ from habitus.core.record import Detour
 from habitus.core.tools import tool_path
 from habitus.core.trace import Step, Trace
 from habitus.learn.checks import check_key
+from habitus.learn.errorlines import error_excerpt
 
 _IGNORED_PROGRAMS = frozenset({"ls", "cat", "sed", "head", "tail", "rg", "grep", "find", "which", "echo", "pwd",
                                "git", "cd", "test", "["})
@@ -54,8 +55,7 @@ def find_detours(trace: Trace) -> list[Detour]:
         if call is None or call.ok:
             continue
         command = shell_command(call)
-        error = "\n".join(ln for ln in (call.output or "").split("\n")
-                          if ln.strip() and not ln.startswith("Exit code"))[:400]
+        error = error_excerpt(call.output or "")
         if command is not None:
             if _program(command) in _IGNORED_PROGRAMS and check_key(command) is None:
                 continue

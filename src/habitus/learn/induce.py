@@ -205,8 +205,10 @@ def _representative(records: list[Record], key: tuple[str, tuple[str, ...]], map
 def _checks(records: list[Record]) -> list[str]:
     by_key: dict[tuple[str, str], Counter[str]] = {}
     order: list[tuple[str, str]] = []
+    from habitus.learn.conventions import clean_check
+
     for rec in records:
-        for command in rec.checks:
+        for command in map(clean_check, rec.checks):
             key = check_key(command) or ("other", command)
             if key not in by_key:
                 by_key[key] = Counter()

@@ -23,11 +23,11 @@ from habitus.core.record import CommandFact, EditFact, Record
 from habitus.core.tools import EDIT_TOOLS, READ_TOOLS, SHELL_TOOLS, WRITE_TOOLS, tool_path
 from habitus.core.trace import ToolCall, Trace
 from habitus.learn.checks import last_passing_checks
+from habitus.learn.commits import session_commits
 from habitus.learn.detours import find_detours
 from habitus.learn.places import edit_places
 
 _READ_LINE = re.compile(r"^\s*(\d+)[\u2192\t](.*)$")
-_COMMIT_LINE = re.compile(r"^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.MULTILINE)
 _SHELL_PATH = re.compile(r"[\w./-]+")  # a plain path (no globs, variables or substitutions)
 
 
@@ -163,7 +163,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
     root = trace.cwd
     if repo is None:
         repo = trace_repo(trace)
-    commit = _commit_of(trace)
+    commits = [sha for _, sha in session_commits(trace, repo)]  # the commits this task made (its own calls)
+    commit = commits[-1] if commits else None
     if commit and repo is not None:
         commit = commit_info(repo, commit)[0] or commit
     files = _Files(repo, commit)
@@ -216,8 +217,10 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
         if edits:
             first_edit_seen = True
             rec.edits.extend(edits)
-    if commit and repo is not None:
-        rec.edits.extend(_diff_edits(repo, commit, set(rec.files_edited), len(trace.steps)))
+    if repo is not None and commits:
+        named = _named_by_calls(trace)
+        for made in commits:
+            rec.edits.extend(_diff_edits(repo, made, set(rec.files_edited), len(trace.steps), named))
     rec.checks = last_passing_checks(rec.commands)
     rec.detours = find_detours(trace)
     return rec
@@ -292,18 +295,6 @@ def _patch_edits(text: str, files: _Files, root: str | None, index: int) -> list
     return out
 
 
-def _commit_of(trace: Trace) -> str | None:
-    """The commit a session made (from `git commit` output), if it made one."""
-    found = None
-    for call in trace.tool_calls:
-        command = shell_command(call) or ""
-        if "git commit" in command and call.ok and call.output:
-            m = _COMMIT_LINE.search(call.output)
-            if m:
-                found = m.group(1)
-    return found
-
-
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -338,14 +329,31 @@ def commit_info(repo: Path, commit: str) -> tuple[str | None, tuple[tuple[str, t
     return full.strip(), tuple(out)
 
 
-def _diff_edits(repo: Path, commit: str, seen: set[str], index: int) -> list[EditFact]:
-    """Edits the session's commit made that no edit tool shows (files changed through the shell)."""
+def _named_by_calls(trace: Trace) -> str:
+    """The text of every tool call's input (commands, paths, patches): what the session itself acted on."""
+    import json
+
+    return "\n".join(shell_command(c) or json.dumps(c.input, ensure_ascii=False) for c in trace.tool_calls)
+
+
+def _acted_on(file: str, named: str) -> bool:
+    """Whether the session's own calls name `file` (its path, or its file name as a whole word)."""
+    if file in named:
+        return True
+    base = re.escape(file.rsplit("/", 1)[-1])
+    return re.search(rf"(?<![\w.-]){base}(?![\w-])", named) is not None
+
+
+def _diff_edits(repo: Path, commit: str, seen: set[str], index: int, named: str | None = None) -> list[EditFact]:
+    """Edits the session's commit made that no edit tool shows (files changed through the shell). With `named`
+    (the text of the session's calls), only files the session's calls name: a commit of a shared work tree
+    (`git add -A`, `commit -a`) also holds other sessions' and the user's changes."""
     from habitus.core.workflow import Place
     from habitus.learn.places import chains_for_lines
 
     out = []
     for file, lines, added in commit_info(repo, commit)[1]:
-        if file in seen:
+        if file in seen or (named is not None and not _acted_on(file, named)):
             continue
         text = _Files(repo, commit)._from_repo(file, commit)
         places = [Place(file=file, chain=c) for c in chains_for_lines(file, text, list(lines))] if text else []

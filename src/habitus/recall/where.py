@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from habitus.core.repomap import RepoMap
     from habitus.index.code import CodeIndex
 
-FEATURES = ("named", "named_strong", "named_code_only", "named_count", "named_rate", "defines", "quoted", "map",
-            "map_top", "vote", "code", "code_top", "base")
+FEATURES = ("named", "named_strong", "named_code_only", "named_context_only", "named_count", "named_rate", "defines",
+            "quoted", "map", "map_top", "vote", "code", "code_top", "base")
 MAX_FILES = 4
 MAP_CANDIDATES = 6
 CODE_CANDIDATES = 4
 SIMILAR_TASKS = 5
+MAP_REASON_MIN = 0.3  # a past-task word score below this is too weak to be stated as why
+NAMED = "named in the task"
 MIN_VOTE = 0.2  # a file changed by similar tasks holding less of their similarity than this is no candidate
 MAX_DEFINERS = 2  # a name defined in more files than this says little about where the work goes
 MAX_QUOTE_FILES = 3
@@ -49,7 +51,8 @@ GREP_TIMEOUT_S = 2.0
 NAMED_PRIOR = 2.0  # pseudo-count pulling a file's named→changed rate towards the repo's rate
 # used until a repo's history is long enough to fit its own (see habitus.learn.calibrate): files the task
 # names or whose symbols it names are likely; words alone are not enough
-DEFAULT_MODEL = {"bias": -3.0, "named": 2.6, "named_strong": 0.8, "named_code_only": -1.0, "named_count": 0.3,
+DEFAULT_MODEL = {"bias": -3.0, "named": 2.6, "named_strong": 0.8, "named_code_only": -1.0, "named_context_only": -0.5,
+                 "named_count": 0.3,
                  "named_rate": 1.0, "defines": 1.6, "quoted": 1.6, "map": 1.0, "map_top": 0.3, "vote": 1.0, "code": 0.3,
                  "code_top": 0.1,
                  "base": 1.0}
@@ -99,13 +102,30 @@ def _resolve_path(mention: str, files: dict[str, object], lower: dict[str, str],
     return hits[0] if len(hits) == 1 else None
 
 
-def _mention_kind(text: str, title: str, path: str, mention: str) -> tuple[bool, bool]:
-    """(strong, only in code) for a file's mentions: strong in the title, a heading, a `File:` line, a line that is
-    just the path, or under a heading about files or changes; only in code when every mention is inside a fenced
-    block or a shell command line."""
+@dataclass(frozen=True)
+class Mention:
+    """How a task names one file: how often, and where."""
+
+    count: int
+    strong: bool  # in the title, a heading, a `File:` line, a line that is just the path, or under a heading
+    # about files or changes
+    code_only: bool  # every mention is inside a fenced block or a shell command line
+    context_only: bool  # a plan that names it only under its context/background/problem headings: what the work
+    # starts from or is about, not necessarily where it goes
+
+    def merge(self, other: Mention) -> Mention:
+        return Mention(self.count + other.count, self.strong or other.strong, self.code_only and other.code_only,
+                       self.context_only and other.context_only)
+
+
+def _mention_kind(text: str, title: str, path: str, mention: str, *, is_plan: bool = False) -> tuple[bool, bool, bool]:
+    """(strong, only in code, only in a plan's context sections) for a file's mentions (see `Mention`)."""
+    from habitus.core.tasktext import CONTEXT_HEADS
+
     base = path.rsplit("/", 1)[-1]
     strong = base.lower() in title.lower()
     in_prose = False
+    outside_context = strong or not is_plan
     masked = _FENCE_BLOCK.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     heading = ""
     for line in masked.split("\n"):
@@ -120,11 +140,13 @@ def _mention_kind(text: str, title: str, path: str, mention: str) -> tuple[bool,
         bare = line.strip().strip("*`-: ").split(" (", 1)[0].strip("*` ")
         if (head or _STRONG_LINE.match(line) or bare in (mention, path, base) or _STRONG_HEADING.search(heading)):
             strong = True
-    return strong, not in_prose
+        if not CONTEXT_HEADS.match(heading) or head:
+            outside_context = True
+    return strong, not in_prose, in_prose and not outside_context
 
 
-def named_files(tt: TaskText, code: CodeIndex) -> dict[str, tuple[int, bool, bool]]:
-    """file -> (mentions, strong?, only in code?) for the files the task names that exist in `code`."""
+def named_files(tt: TaskText, code: CodeIndex) -> dict[str, Mention]:
+    """file -> how the task names it, for the files the task names that exist in `code`."""
     lower = {p.lower(): p for p in code.files}
     by_name: dict[str, list[str]] = {}
     by_stem: dict[str, list[str]] = {}
@@ -132,20 +154,19 @@ def named_files(tt: TaskText, code: CodeIndex) -> dict[str, tuple[int, bool, boo
         base = p.rsplit("/", 1)[-1].lower()
         by_name.setdefault(base, []).append(p)
         by_stem.setdefault(base.split(".", 1)[0], []).append(p)
-    found: dict[str, tuple[int, bool, bool]] = {}
+    found: dict[str, Mention] = {}
     body = tt.body
     for mention in tt.paths:
         path = _resolve_path(mention, code.files, lower, by_name)
         if path is None:
             continue
-        count = max(1, body.count(mention))
-        strong, code_only = _mention_kind(body, tt.title, path, mention)
-        old = found.get(path, (0, False, True))
-        found[path] = (old[0] + count, old[1] or strong, old[2] and code_only)
+        kind = Mention(max(1, body.count(mention)), *_mention_kind(body, tt.title, path, mention, is_plan=tt.is_plan))
+        found[path] = found[path].merge(kind) if path in found else kind
     for name in tt.names:
         hits = by_stem.get(name.lower(), [])
         if len(hits) == 1 and len(name) >= 4 and hits[0] not in found:
-            found[hits[0]] = (max(1, body.count(name)), *_mention_kind(body, tt.title, hits[0], name))
+            found[hits[0]] = Mention(max(1, body.count(name)),
+                                     *_mention_kind(body, tt.title, hits[0], name, is_plan=tt.is_plan))
     return found
 
 
@@ -234,21 +255,23 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         return found[path]
 
     repo_rate = _named_rate(repomap)
-    for path, (count, strong, code_only) in named_files(tt, code).items():
+    for path, mention in named_files(tt, code).items():
         c = cand(path)
-        c.features.update(named=1.0, named_strong=float(strong), named_code_only=float(code_only),
-                          named_count=math.log1p(count))
+        c.features.update(named=1.0, named_strong=float(mention.strong), named_code_only=float(mention.code_only),
+                          named_context_only=float(mention.context_only), named_count=math.log1p(mention.count))
         prof = repomap.files.get(path)
         named, edited = (prof.named, prof.named_edited) if prof else (0, 0)
-        c.features["named_rate"] = (edited + NAMED_PRIOR * repo_rate) / (named + NAMED_PRIOR) - repo_rate
-        c.reasons.append("named in the task")
+        c.features["named_rate"] = _named_log_odds(named, edited, repo_rate)
+        c.reasons.append(NAMED if not mention.context_only else "named in the task's context")
     for path, names in defining_files(tt, code).items():
-        cand(path).features["defines"] = 1.0
+        c = cand(path)
+        c.features["defines"] = 1.0
         stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
         told = [n for n in names if n.lower() != stem]  # the file's own name is already "named in the task"
-        if told or "named in the task" not in cand(path).reasons:
-            cand(path).reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
-                                      + ", named in the task")
+        named_here = c.features["named"] > 0
+        if told or not named_here:
+            c.reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
+                             + ("" if named_here else ", named in the task"))
     for path, phrases in quoted_files(tt, worktree).items():
         if path in code.files:
             cand(path).features["quoted"] = 1.0
@@ -275,8 +298,11 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         prof = live.get(path)
         if prof is not None and repomap.tasks:
             c.features["base"] = prof.tasks / repomap.tasks
-            if c.features["map"] > 0:
+            # the past tasks' words are a reason when they match well and no similar past task already says it
+            if (c.features["map_top"] or c.features["map"] >= MAP_REASON_MIN) and not c.features["vote"]:
                 c.reasons.append(_map_reason(prof, query))
+        if not c.reasons and c.features["code"] > 0:
+            c.reasons.append("its path and symbols match the task's words")
     return list(found.values())
 
 
@@ -323,6 +349,14 @@ def similar_votes(query: list[str], repomap: RepoMap, live: dict[str, object]) -
     return {p: v for p, v in votes.items() if v[0] >= MIN_VOTE}
 
 
+def _named_log_odds(named: int, edited: int, repo_rate: float) -> float:
+    """How much more (> 0) or less (< 0) often naming this file meant changing it than naming any file did, in
+    log-odds, the file's counts shrunk towards the repo's rate by NAMED_PRIOR pseudo-tasks: evidence a logistic
+    model can add (a file named ten times and never changed is strong evidence against, one named once is not)."""
+    rate = (edited + NAMED_PRIOR * repo_rate) / (named + NAMED_PRIOR)
+    return math.log(rate / (1 - rate)) - math.log(repo_rate / (1 - repo_rate))
+
+
 def _named_rate(repomap: RepoMap) -> float:
     named = sum(p.named for p in repomap.files.values())
     edited = sum(p.named_edited for p in repomap.files.values())
@@ -357,5 +391,5 @@ def pick(cands: list[Candidate], *, min_chance: float, max_files: int = MAX_FILE
     return [c for c in cands if c.chance >= min_chance][:max_files]
 
 
-__all__ = ["DEFAULT_MODEL", "FEATURES", "MAX_FILES", "Candidate", "bm25_normalised", "candidates", "chance",
+__all__ = ["DEFAULT_MODEL", "FEATURES", "MAX_FILES", "Candidate", "Mention", "bm25_normalised", "candidates", "chance",
            "defining_files", "named_files", "pick", "probabilities", "quoted_files"]

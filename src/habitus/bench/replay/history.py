@@ -7,6 +7,7 @@ its linked commits (an `Entire-Checkpoint` trailer naming one of its checkpoints
 `git commit`. The repo as the task found it is the commit the session recorded (Codex's
 `session_meta`, the parent of the earliest linked commit), else the last commit before it started.
 The checks it ran are its shell commands that are checks (`habitus.learn.checks.check_of`).
+`transcript_only` strips what an importer linked to a session (trailers), for learning from transcripts alone.
 """
 
 from __future__ import annotations
@@ -103,6 +104,22 @@ def replay_task(trace: Trace, repo: Path) -> ReplayTask:
                       truth_source=source, checks_run=list(dict.fromkeys(checks)))
 
 
+LEARN_FROM = ("store", "transcripts")
+
+
+def transcript_only(trace: Trace) -> Trace:
+    """`trace` as its transcript alone tells it: the links an importer added (the `entire` reader's
+    trailer-linked commits and the start commit it derived from them) removed, so learning sees what a repo
+    without trailers would give it."""
+    from dataclasses import replace
+
+    added = trace.meta.get("entire") or {}
+    base = added.get("base_commit") if isinstance(added, dict) else None
+    meta = {k: v for k, v in trace.meta.items() if k not in ("linked_commits", "entire")}
+    commits = [c for c in trace.git_commits if c != base] if added else list(trace.git_commits)
+    return replace(trace, meta=meta, git_commits=commits)
+
+
 def load_tasks(store: Any, subject: str, repo: Path) -> tuple[list[ReplayTask], list[Trace]]:
     """Every top-level session of the repo in the store, oldest first, with its trace."""
     from habitus.core.subject import same_repo
@@ -121,4 +138,4 @@ def load_tasks(store: Any, subject: str, repo: Path) -> tuple[list[ReplayTask], 
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-__all__ = ["ReplayTask", "commit_files", "load_tasks", "replay_task", "start_commit"]
+__all__ = ["LEARN_FROM", "ReplayTask", "commit_files", "load_tasks", "replay_task", "start_commit", "transcript_only"]

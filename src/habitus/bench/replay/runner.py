@@ -3,9 +3,10 @@
 1. The repo's sessions are read from the store (read only) and ordered by start; the first
    `split` share (or those started before `before`) is the history, the rest are the tasks.
 2. In a temporary folder: a shared clone of the repo (the user's checkout is never touched), and a
-   store holding only the history, from which `habitus.learn.learn` builds memory exactly as
-   `habitus learn` would (replay gate included), with the clone checked out where the first task
-   started. `HABITUS_HOME` points into the folder for the run, so no cache of the user's is written.
+   store holding only the history (with `learn_from="transcripts"`, stripped of the links an importer added),
+   from which `habitus.learn.learn` builds memory exactly as `habitus learn` would (replay gate included),
+   with the clone checked out where the first task started. `HABITUS_HOME` points into the folder for the run,
+   so no cache of the user's is written.
 3. Each task: the clone is checked out at the commit the task started from, and every selector
    hands it files (and checks); `habitus.bench.replay.metrics` scores them against what the
    session changed.
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus.bench.replay.history import ReplayTask, load_tasks
+from habitus.bench.replay.history import LEARN_FROM, ReplayTask, load_tasks, transcript_only
 from habitus.bench.replay.metrics import TaskScore, paired_f1, score_task, summarize
 from habitus.bench.replay.selectors import SELECTORS, ReplayContext, run_selector
 
@@ -108,9 +109,11 @@ def checkout(worktree: Path, commit: str) -> None:
 
 def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | None = None,
                until: str | None = None, selectors: list[str] | None = None, store_path: Path | str | None = None,
-               progress: Callable[[str], None] | None = None) -> ReplayRun:
+               learn_from: str = "store", progress: Callable[[str], None] | None = None) -> ReplayRun:
     """Replay the repo's recorded tasks (see the module docstring); `until` leaves out sessions started at or after
-    that date (an inner evaluation on an earlier part of the history)."""
+    that date (an inner evaluation on an earlier part of the history); `learn_from="transcripts"` learns from the
+    history's transcripts alone (`history.transcript_only`: no trailer links), the figure a repo without them
+    gets. The ground truth and start commits are the same in both modes."""
     from habitus.capture.subject import repo_root, repo_subject
     from habitus.core.subject import subject_root_commit
     from habitus.index.code import code_index
@@ -122,6 +125,8 @@ def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | 
     unknown = [s for s in chosen if s not in SELECTORS]
     if unknown:
         raise ReplayError(f"unknown selector {unknown[0]!r} (one of {', '.join(SELECTORS)})")
+    if learn_from not in LEARN_FROM:
+        raise ReplayError(f"--learn-from must be one of {', '.join(LEARN_FROM)}, got {learn_from!r}")
     root = repo_root(repo)
     subject = repo_subject(root) if root else None
     if root is None or subject is None:
@@ -146,6 +151,7 @@ def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | 
     by_id = {t.id: tr for t, tr in zip(tasks, traces, strict=True)}
     run = ReplayRun(repo=str(root), subject=subject, selectors=chosen, history=history, tasks=later,
                     split={"share": split if not before else None, "before": before, "until": until,
+                           "learn_from": learn_from,
                            "history_until": history[-1].started, "tasks_from": later[0].started})
     tmp = Path(tempfile.mkdtemp(prefix="habitus-replay-"))
     try:
@@ -156,7 +162,7 @@ def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | 
             mem = open_store(tmp / "home" / "habitus.db")
             try:
                 for task in history:
-                    mem.put_trace(by_id[task.id])
+                    mem.put_trace(transcript_only(by_id[task.id]) if learn_from == "transcripts" else by_id[task.id])
                 say(f"learning from {len(history)} sessions")
                 learned = time.perf_counter()
                 report = learn(mem.conn, repo=worktree)
