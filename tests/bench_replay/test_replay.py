@@ -133,12 +133,10 @@ def test_a_repo_without_recorded_sessions_is_a_one_line_error(tmp_path: Path) ->
 def test_the_shared_real_history_meets_the_issues_acceptance(corpus: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """context-evaluator, split 60/40: the baseline most-changed reproduces the issue's 25/40 at precision 0.19;
-    habitus hands a right file in 26/40 tasks (0.65, Wilson [0.50, 0.78]; the issue's line is 70%) at precision
-    ≥ 0.60 (the line is 0.40), ≤ 25% false hand-overs, the session's check in ≥ 90% of hand-overs of tasks that
-    ran one, and beats every baseline on F1; learning from the transcripts alone gives the same figures.
-
-    Before the thresholds were chosen for stability (docs/bench-replay.md) it was 28/40 at precision 0.56, with
-    the hand-over threshold at the edge of the false-hand-over limit (0.10; 0.05–0.35 as sessions are added)."""
+    habitus hands a right file in ≥ 70% of tasks (measured 28/40, Wilson [0.55, 0.82]) at precision ≥ 0.40
+    (measured 0.55), ≤ 25% false hand-overs (7/35), the session's check in ≥ 90% of hand-overs of tasks that
+    ran one (34/35), and beats every baseline on F1; learning from the transcripts alone gives the same figures.
+    These are the issue's acceptance lines; the figures per selector are in docs/bench-replay.md."""
     from habitus.bench.replay.bundle import materialize_history
     from habitus.capture.entire import ingest_entire_branch
     from habitus.store import open_store
@@ -156,7 +154,7 @@ def test_the_shared_real_history_meets_the_issues_acceptance(corpus: Path, tmp_p
     assert s["most-changed"]["hit"]["count"] == 25 and s["most-changed"]["precision"]["estimate"] == pytest.approx(
         0.19, abs=0.005)
     h = s["habitus"]
-    assert h["hit"]["count"] >= 26 and h["precision"]["estimate"] >= 0.60
+    assert h["hit"]["count"] >= 0.70 * data["tasks"] and h["precision"]["estimate"] >= 0.40
     assert h["false_handovers"]["count"] <= 0.25 * h["handovers"]
     assert h["checks"]["rate"] >= 0.9
     for name in ("most-changed", "similar-task", "file-bm25", "code-bm25"):

@@ -42,6 +42,7 @@ WARMUP_TASKS = 3  # the first tasks only build the map (there is nothing to ask 
 L2 = 1.0
 BAG_RESAMPLES = 40  # bootstrap resamples of the history's tasks the thresholds are chosen on
 BAG_SEED = 13
+F1_TIE_BREAK = 1e-3  # F1 (a mean, ≤ 1 per task) only orders pairs that help as many tasks
 MAX_ROWS = 20_000  # the most recent rows are kept for fitting (bounds learning on long histories)
 
 
@@ -168,8 +169,10 @@ def _outcome_matrix(by_task: dict[int, list[tuple[float, bool]]], pairs: list[tu
 
 
 def _best_pairs(totals: Any) -> Any:
-    """Per row of summed outcomes (resamples × pairs × 5): the index of the qualifying pair with the best mean
-    F1 (-1 when none qualifies). Qualifying: within the precision and false-hand-over limits, net score > 0."""
+    """Per row of summed outcomes (resamples × pairs × 5): the index of the qualifying pair that helps the most
+    tasks (at least one right file), ties broken by mean F1 (-1 when none qualifies). Qualifying: within the
+    precision and false-hand-over limits, net score > 0. Helping a task is what a hand-over is for; the limits
+    keep it honest (ranking by F1 alone chose stricter pairs that abstained on tasks the limits allowed)."""
     import numpy as np
 
     handovers, handed, right, helped, f1 = (totals[..., i] for i in range(5))
@@ -178,7 +181,7 @@ def _best_pairs(totals: Any) -> Any:
         false_rate = np.where(handovers > 0, (handovers - helped) / np.maximum(handovers, 1), 0.0)
     net = right - (handed - right) - (handovers - helped)
     ok = (handovers > 0) & (precision >= PRECISION_FLOOR) & (false_rate <= FALSE_HANDOVER_LIMIT) & (net > 0)
-    score = np.where(ok, f1, -1.0)
+    score = np.where(ok, helped + F1_TIE_BREAK * f1, -1.0)
     best = score.argmax(axis=-1)
     return np.where(score.max(axis=-1) >= 0, best, -1)
 
@@ -188,11 +191,10 @@ def choose_thresholds(chances: list[tuple[int, float, bool]], sizes: dict[int, i
     """The (min_chance, handover_chance) pair for recall, chosen on the history's out-of-sample chances.
 
     Qualifying pairs stay within the precision and false-hand-over limits and beat handing nothing by the net
-    score; of those, the one with the best mean per-task file F1 (0 for a task handed nothing: abstaining costs
-    as much as a wrong file). F1 is flat over a wide range of thresholds, so which pair tops it on one history
-    is noise that would swing with a few sessions: the pair is chosen on `resamples` bootstrap resamples of the
-    history's tasks (fixed seed) and each threshold is the median of those choices ("bagging"). The default
-    when no pair qualifies; the qualifying pair with the best F1 when the median pair does not qualify."""
+    score; of those, the one that helps the most past tasks, then the best mean per-task file F1. Which pair
+    tops that on one history is noise that would swing with a few sessions: the pair is chosen on `resamples`
+    bootstrap resamples of the history's tasks (fixed seed) and each threshold is the median of those choices
+    ("bagging"). The default when no pair qualifies; the best qualifying pair when the median pair does not."""
     import numpy as np
 
     by_task = _task_outcomes(chances)
