@@ -63,7 +63,8 @@ def _own_words(trace) -> str:  # noqa: ANN001 - a Trace
     (f"add a phone column\n\n{HANDOVER}", "add a phone column"),
     (f"fix the login\n<system-reminder>\nUserPromptSubmit hook additional context: {HANDOVER}\n</system-reminder>\n"
      "and keep the API", "fix the login\nand keep the API"),
-    (f"<user-prompt-submit-hook>{HANDOVER}</user-prompt-submit-hook>\nrename the users table", "rename the users table"),
+    (f"<user-prompt-submit-hook>{HANDOVER}</user-prompt-submit-hook>\nrename the users table",
+     "rename the users table"),
     (f"{PITFALL}\nthen add the index", "then add the index"),
     ("habitus: before editing `db/migrations.py`: run `make migrate` first\nok, edit it", "ok, edit it"),
     ("habitus: memory says `a.py` moved to `b.py`; edit it there.", ""),
