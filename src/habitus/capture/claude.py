@@ -6,7 +6,8 @@ inside `progress` lines (`data.type: agent_progress`); subagent files of their o
 and the older sibling `agent-*.jsonl`) become traces of their own whose `meta.parent_session` names
 the session that launched them. Assistant lines that share `message.id` are parts of one API
 response: its usage is counted once (from the last line, which carries the final output count)
-on the first step of the response.
+on the first step of the response. Context a hook added (an `attachment` line of type
+`hook_additional_context`, Claude Code 2.1.3xx) is a system step naming the hook.
 """
 
 from __future__ import annotations

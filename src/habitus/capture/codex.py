@@ -12,7 +12,10 @@ encrypted state. Exit codes come from an output's header (`Process exited with c
 code from the `write_stdin` poll that saw it exit. `token_count` events are cumulative: the
 trace's usage is the last total; each request's own figures (`last_token_usage`) go on the step
 that ended that request (with `meta.model` when the turn ran on another model than the trace's).
-Older rollouts without the `payload` wrapper are read too.
+Older rollouts without the `payload` wrapper are read too. An MCP call (`name` plus `namespace:
+"mcp__<server>"`, or the dotted `mcp__<server>.<tool>`) is named as Claude Code names it,
+`mcp__<server>__<tool>`; a message a hook added (`content_item_kinds: ["hooks.additional_context"]`)
+is a system step, whatever its role.
 """
 
 from __future__ import annotations
