@@ -71,3 +71,16 @@ def settings_file(box: Sandbox, scope: str) -> Path:
 def existing(path: Path) -> bytes | None:
     return path.read_bytes() if path.exists() else None
 
+
+
+def assert_ingested_without_hand_over(box: Sandbox, transcript: Path, task: str, shown: int) -> None:
+    """`habitus ingest` of a transcript that got hand-overs: `shown` of them are habitus' system steps, the task
+    and every user or summary step are free of them."""
+    import json
+
+    box.habitus("ingest", str(transcript))
+    (trace,) = json.loads(box.habitus("traces", "list", "--json").stdout)
+    steps = json.loads(box.habitus("traces", "show", trace["id"], "--json").stdout)["steps"]
+    assert trace["task"] == task
+    assert sum(HANDOVER_HEAD in s["text"] for s in steps if s["meta"].get("injected") == "habitus") == shown
+    assert not any("habitus" in s["text"] for s in steps if s["kind"] in ("user", "summary"))

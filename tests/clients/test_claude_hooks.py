@@ -11,6 +11,7 @@ from tests.clients.conftest import Sandbox, agent_cli, migration_repo
 from tests.clients.memory import (
     HANDOVER_HEAD,
     PITFALL_HEAD,
+    assert_ingested_without_hand_over,
     existing,
     import_migration_workflow,
     settings_file,
@@ -74,3 +75,6 @@ def test_compaction_re_injects_the_current_hand_over(sandbox: Sandbox) -> None:
     after = conversation_text(model.agent_requests()[-1])
     # the compacted conversation holds only the summary; the hand-over is back through SessionStart(compact)
     assert HANDOVER_HEAD in after and "db/migrations.py" in after
+    # the transcript records both hand-overs (prompt, compaction) as attachments: habitus' own, never the task
+    (transcript,) = sandbox.claude_transcripts()
+    assert_ingested_without_hand_over(sandbox, transcript, "add a phone column to the users table", shown=2)

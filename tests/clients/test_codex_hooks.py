@@ -13,6 +13,7 @@ from tests.clients.conftest import Sandbox, agent_cli, migration_repo
 from tests.clients.memory import (
     HANDOVER_HEAD,
     PITFALL_HEAD,
+    assert_ingested_without_hand_over,
     existing,
     import_migration_workflow,
     warning_names_the_trap,
@@ -81,3 +82,7 @@ def test_auto_compaction_re_injects_the_current_hand_over(sandbox: Sandbox) -> N
     assert compacted, "Codex did not compact"
     # after compaction the conversation is the summary; the hand-over is back through SessionStart(compact)
     assert all(HANDOVER_HEAD in r and "db/migrations.py" in r for r in compacted)
+    # the rollout records each hand-over as a developer message: habitus' own, never the task
+    (rollout,) = sandbox.codex_rollouts()
+    assert_ingested_without_hand_over(sandbox, rollout, "add a phone column to the users table",
+                                      shown=1 + len(compacted))

@@ -5,24 +5,32 @@ the session-end hook (Claude `SessionEnd`, Codex `Stop`) ingests the transcript 
 wrote (Claude Code JSONL; a Codex rollout with `exec_command` and the freeform `apply_patch` items)
 and learns from it. The second session is handed what the first taught (where such a change goes);
 once two sessions did the same kind of task, the third is handed the workflow: its place, the check
-that worked and the trap.
+that worked and the trap. The hand-overs those sessions got are in their transcripts (a Claude Code
+`hook_additional_context` attachment, a Codex developer message): they are read as habitus' own
+system steps, never as the task, and learning again takes no word from them.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from tests.clients.conftest import Sandbox, agent_cli, migration_repo, wait_for
 from tests.clients.memory import warning_names_the_trap
 
+from habitus.core.injected import HANDOVER_MARK
 from scripted_model import Turn, call, conversation_text, say, scripted_model
 
 pytestmark = pytest.mark.slow
 
-ANY_HANDOVER = "# habitus: "  # the repo's past work (places) or, once a kind of task recurs, its workflows
+ANY_HANDOVER = HANDOVER_MARK  # the repo's past work (places) or, once a kind of task recurs, its workflows
+# words only the hand-over says (its heads and notes), never the tasks, the code or the commands
+HANDOVER_ONLY = {"hints", "relying", "picked", "pitfalls", "earlier", "verify", "quoted", "instruction"}
 TASKS = ["add an email column to the users table", "add a phone column to the users table",
          "add a birthday column to the users table"]
 
@@ -65,6 +73,37 @@ def _assert_taught(firsts: list[str], box: Sandbox) -> None:
     assert len(workflows) == 1 and workflows[0]["pitfalls"] == 1
 
 
+def _words(value: object) -> set[str]:
+    return set(re.findall(r"[a-z]+", json.dumps(value).lower()))
+
+
+def _assert_hand_overs_not_learned(box: Sandbox) -> None:
+    """The hand-overs sessions 2 and 3 got are in their traces as habitus' system steps, never task text, and
+    learning again (records, map, workflows) takes no word from them."""
+    traces = json.loads(box.habitus("traces", "list", "--json").stdout)
+    handed = 0
+    for trace in traces:
+        steps = _steps(box, trace["id"])
+        injected = [s for s in steps if s["meta"].get("injected") == "habitus"]
+        handed += any(ANY_HANDOVER in s["text"] for s in injected)
+        assert all(s["kind"] == "system" for s in injected)
+        own = [trace["task"]] + [s["text"] for s in steps if s["kind"] in ("user", "summary")]
+        assert not any("habitus" in text or HANDOVER_ONLY & _words(text) for text in own), own
+    assert handed == 2
+    box.habitus("learn", "--repo", str(box.repo))
+    from habitus.capture.subject import repo_subject
+    from habitus.store.repomap import load_repo_map_data
+
+    with closing(sqlite3.connect(box.habitus_home / "habitus.db")) as conn:
+        repomap = load_repo_map_data(conn, repo_subject(box.repo))
+    workflows = [json.loads(box.habitus("workflows", "show", wf["id"], "--json").stdout)
+                 for wf in json.loads(box.habitus("workflows", "list", "--json").stdout)]
+    assert repomap and workflows
+    learned = [repomap["files"], repomap["past"]]  # task words per file, and past tasks' titles and words
+    assert not HANDOVER_ONLY & (_words(learned) | _words([(w.get("cues"), w.get("use_when"), w.get("name"))
+                                                          for w in workflows]))
+
+
 def test_claude_transcripts_are_learned_and_the_next_sessions_get_it(sandbox: Sandbox) -> None:
     agent_cli("claude")
     migration_repo(sandbox.repo)
@@ -99,6 +138,7 @@ def test_claude_transcripts_are_learned_and_the_next_sessions_get_it(sandbox: Sa
             assert warning_names_the_trap(requests[3])
         sandbox.repo.joinpath("db", "migrations.py").write_text("MIGRATIONS = []\n")
     _assert_taught(firsts, sandbox)
+    _assert_hand_overs_not_learned(sandbox)
 
 
 def test_codex_rollouts_are_learned_and_the_next_sessions_get_it(sandbox: Sandbox) -> None:
@@ -137,3 +177,4 @@ def test_codex_rollouts_are_learned_and_the_next_sessions_get_it(sandbox: Sandbo
             assert warning_names_the_trap(requests[3])
         sandbox.repo.joinpath("db", "migrations.py").write_text("MIGRATIONS = []\n")
     _assert_taught(firsts, sandbox)
+    _assert_hand_overs_not_learned(sandbox)

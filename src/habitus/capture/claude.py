@@ -6,7 +6,8 @@ inside `progress` lines (`data.type: agent_progress`); subagent files of their o
 and the older sibling `agent-*.jsonl`) become traces of their own whose `meta.parent_session` names
 the session that launched them. Assistant lines that share `message.id` are parts of one API
 response: its usage is counted once (from the last line, which carries the final output count)
-on the first step of the response.
+on the first step of the response. Context a hook added (an `attachment` line of type
+`hook_additional_context`, Claude Code 2.1.3xx) is a system step naming the hook.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 
 # Line types that carry nothing for a trace (harness bookkeeping); they are not "unknown".
 _IGNORED_TYPES = frozenset({"progress", "file-history-snapshot", "queue-operation", "custom-title",
-                            "last-prompt", "tag", "agent-name", "pr-link"})
+                            "last-prompt", "tag", "agent-name", "pr-link",
+                            # Claude Code 2.1.3xx: request shapes and blobs (copies of what the messages
+                            # and attachments hold), cost and mode state
+                            "api-request", "api-request-shape", "api-request-blob", "atis-latch", "tools-used",
+                            "cost-state", "mode"})
 _META_PREFIXES = ("<command-", "<local-command", "Caveat:", "<system-reminder>", "[Request interrupted")
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
@@ -89,6 +94,8 @@ def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = N
                 _read_message(trace, state, line, result)
             elif kind == "progress" and (subagent := subagent_message(line)) is not None:
                 _read_message(trace, state, subagent, result)
+            elif kind == "attachment":
+                _read_attachment(trace, line)
             elif kind == "summary":
                 summary = text_or_none(line.get("summary"))
                 if summary:
@@ -117,6 +124,19 @@ def read_claude(path: Path, *, start: int = 0, resume: dict[str, Any] | None = N
     result.resume = {"chain_root": dict(chains[-RESUME_CHAINS:]), "cwd": trace.cwd if trace else None,
                      "model": trace.model if trace else None, "meta": held}
     return result
+
+
+def _read_attachment(trace: Trace, line: dict[str, Any]) -> None:
+    """Context a hook added (`hook_additional_context`) becomes a system step naming the hook; the other
+    attachments (environment, skill and tool listings, date, git status) are the harness's own."""
+    attachment = line.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") != "hook_additional_context":
+        return
+    text = block_text(attachment.get("content"))
+    if text.strip():
+        hook = text_or_none(attachment.get("hookName")) or text_or_none(attachment.get("hookEvent")) or "?"
+        trace.steps.append(Step(kind=StepKind.SYSTEM, text=text, timestamp=text_or_none(line.get("timestamp")),
+                                sidechain=bool(line.get("isSidechain")), meta={"hook": hook[:120]}))
 
 
 def subagent_message(line: dict[str, Any]) -> dict[str, Any] | None:

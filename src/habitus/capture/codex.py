@@ -12,7 +12,10 @@ encrypted state. Exit codes come from an output's header (`Process exited with c
 code from the `write_stdin` poll that saw it exit. `token_count` events are cumulative: the
 trace's usage is the last total; each request's own figures (`last_token_usage`) go on the step
 that ended that request (with `meta.model` when the turn ran on another model than the trace's).
-Older rollouts without the `payload` wrapper are read too.
+Older rollouts without the `payload` wrapper are read too. An MCP call (`name` plus `namespace:
+"mcp__<server>"`, or the dotted `mcp__<server>.<tool>`) is named as Claude Code names it,
+`mcp__<server>__<tool>`; a message a hook added (`content_item_kinds: ["hooks.additional_context"]`)
+is a system step, whatever its role.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from habitus.capture.common import (
 )
 from habitus.capture.guard import LineGuard, ident, load_json, text_or_none
 from habitus.core import Step, StepKind, ToolCall, Trace, Usage
+from habitus.core.tools import mcp_tool_name
 
 _RESPONSE_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                              "custom_tool_call_output", "local_shell_call", "local_shell_call_output",
@@ -58,7 +62,12 @@ _IGNORED_EVENTS = frozenset({"agent_reasoning", "agent_message", "user_message",
                              "web_search_begin", "web_search_end", "error", "stream_error", "context_compacted",
                              "item_completed", "undo_started", "undo_completed", "thread_rolled_back",
                              "view_image_tool_call", "warning", "turn_started", "turn_complete",
-                             "image_generation_end", "terminal_interaction", "plan_update"})
+                             "image_generation_end", "terminal_interaction", "plan_update",
+                             "thread_settings_applied"})
+HOOK_CONTEXT_KIND = "hooks.additional_context"
+# Bookkeeping lines of Codex 0.171 with nothing for a trace (state snapshots; per-response usage that the
+# `token_count` events also carry)
+_IGNORED_LINES = frozenset({"world_state", "token_usage_record"})
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
                      "<user_shell_command>", "<turn_aborted>")
 
@@ -134,6 +143,8 @@ def _read_line(trace: Trace, state: _State, line: dict[str, Any], result: ReadRe
             _token_count(trace, state, payload)
         elif not isinstance(ptype, str) or ptype not in _IGNORED_EVENTS:
             result.unknown_types[f"codex:event:{str(ptype)[:60]}"] += 1
+    elif kind in _IGNORED_LINES:
+        return
     elif kind == "compacted":
         text = payload.get("message")
         if isinstance(text, str) and text.strip():
@@ -175,6 +186,8 @@ def _response_item(trace: Trace, state: _State, item: dict[str, Any], stamp: str
             step = Step(kind=StepKind.ASSISTANT, text=text, timestamp=stamp)
             state.request_end = step
             state.model_steps += 1
+        elif _hook_context(item):  # what a hook added (Codex 0.153+: a developer message so tagged)
+            step = Step(kind=StepKind.SYSTEM, text=text, timestamp=stamp, meta={"role": role, "hook_context": True})
         elif role == "user" and not text.lstrip().startswith(_CONTEXT_PREFIXES):
             step = Step(kind=StepKind.USER, text=text, timestamp=stamp)
         else:
@@ -206,12 +219,34 @@ def _response_item(trace: Trace, state: _State, item: dict[str, Any], stamp: str
         result.unknown_types[f"codex:item:{str(itype)[:60]}"] += 1
 
 
+def _hook_context(item: dict[str, Any]) -> bool:
+    """Whether a message item is context a hook added (`content_item_kinds` in its passthrough metadata)."""
+    passthrough = item.get("internal_chat_message_metadata_passthrough")
+    kinds = passthrough.get("content_item_kinds") if isinstance(passthrough, dict) else None
+    return isinstance(kinds, list) and HOOK_CONTEXT_KIND in kinds
+
+
+def _function_name(item: dict[str, Any]) -> str:
+    """A function call's tool name; an MCP tool as Claude Code names it: `mcp__<server>__<tool>`.
+
+    Codex 0.171 records an MCP call as `name: "search", namespace: "mcp__habitus"`; the model may also
+    call it by its dotted name `mcp__habitus.search`, and older rollouts wrote `mcp__habitus__search`."""
+    name = text_or_none(item.get("name")) or "?"
+    namespace = text_or_none(item.get("namespace"))
+    if namespace:
+        return mcp_tool_name(namespace, name)
+    server, dot, tool = name.partition(".")
+    if dot and server.startswith("mcp__") and tool:
+        return mcp_tool_name(server, tool)
+    return name
+
+
 def _tool_call(trace: Trace, state: _State, item: dict[str, Any], stamp: str | None) -> None:
     itype = item.get("type")
     call_id = ident(item.get("call_id")) or ident(item.get("id"))
     action = item.get("action") if isinstance(item.get("action"), dict) else {}
     if itype == "function_call":
-        name, tool_input = text_or_none(item.get("name")) or "?", parse_json_object(item.get("arguments"))
+        name, tool_input = _function_name(item), parse_json_object(item.get("arguments"))
     elif itype == "custom_tool_call":
         name, tool_input = text_or_none(item.get("name")) or "?", {"input": item.get("input")}
     elif itype == "local_shell_call":

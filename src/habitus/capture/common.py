@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.capture.guard import INT64_MAX, load_json, open_regular, safe_text
+from habitus.capture.injected import separate_injected
 from habitus.capture.longline import shrink_long_line
 from habitus.core import Step, StepKind, ToolCall, Trace, Usage
 
@@ -206,7 +207,9 @@ def exit_code_in(text: str | None) -> int | None:
 
 
 def finish_trace(trace: Trace) -> Trace:
-    """Derive task, started/ended and (when no reader set it) usage from the steps."""
+    """Set habitus' injected text apart (`habitus.capture.injected`), then derive task, started/ended and
+    (when no reader set it) usage from the steps."""
+    separate_injected(trace)
     if not trace.task:
         for step in trace.steps:
             if step.kind == StepKind.USER and not step.sidechain and step.text.strip():

@@ -11,7 +11,10 @@ rewritten. The rules, on the steps' content (kind, text, tool name, input and ca
 3. the new steps are a prefix of the stored ones and the new trace is smaller: a shorter copy. The
    stored trace is kept as it is and the copy is counted (`traces_kept_longer`);
 4. the two diverge: a file rewritten in place that is not smaller replaces its own trace (the file
-   is what the session now says); otherwise both are kept, the new one under
+   is what the session now says), and so does another export of the same conversation (both carry
+   the same `meta.conversation_key`: SpecStory writes a conversation again, whole, under a new file
+   name) that is not smaller, while a smaller one is kept out as in rule 3; otherwise both are kept,
+   the new one under
    `<id>~<8 hex of its source path>` (`traces_renamed`), a second divergence from that same file under
    `<id>~<path hash>-<content hash>`.
 
@@ -73,6 +76,9 @@ def _compare(new: Trace, stored: Trace, source: str) -> str:
         return "kept"
     if stored.source_path == source and not smaller:
         return "replace"
+    key = new.meta.get("conversation_key")
+    if key and key == stored.meta.get("conversation_key"):  # a re-export of the same conversation
+        return "kept" if smaller else "replace"
     return "diverged"
 
 

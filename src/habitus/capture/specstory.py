@@ -22,11 +22,15 @@ plain or `text` fence (`**Error:**` marks a failure, `Exit code N` in it the exi
 
 A Markdown export does not reliably carry exit codes, so the outcome of these traces is left
 unknown. The trace id is `specstory:<session id>` (the native session may be ingested too, from
-the agent's own files); the working directory is the folder that holds `.specstory/`.
+the agent's own files), or for an export that names no session `specstory:<16 hex>` of its first
+user turn and times, so that a re-export of the same conversation under a new file name gets the
+same id (and `meta.conversation_key`; the store keeps the longer export). The working directory is
+the folder that holds `.specstory/`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -87,8 +91,28 @@ def read_specstory(path: Path) -> ReadResult:
             if title:
                 trace.meta["titles"] = [title]
     _Parser(trace, result).run(text.splitlines())
+    _name_by_conversation(trace, named=trace.session_id is not None)
     result.traces.append(finish_trace(trace))
     return result
+
+
+def _name_by_conversation(trace: Trace, *, named: bool) -> None:
+    """Give every export of one conversation the same id and `meta.conversation_key`.
+
+    SpecStory exports a conversation again, whole, under a new timestamped file name. An export that
+    names its session is keyed by that id; an older one by its first user turn (whitespace folded) and
+    the times it carries (the title's and the turn's). `habitus.capture.reconcile` keeps one trace per
+    key: the export with more steps."""
+    if named:
+        trace.meta["conversation_key"] = trace.session_id
+        return
+    first = next((s for s in trace.steps if s.kind == StepKind.USER and s.text.strip()), None)
+    if first is None:
+        return  # nothing to know the conversation by: the file name stays its id
+    seed = "\n".join([" ".join(first.text.split()), first.timestamp or "", trace.started or ""])
+    key = hashlib.sha1(seed.encode("utf-8", "replace")).hexdigest()[:16]
+    trace.id = f"specstory:{key}"
+    trace.meta["conversation_key"] = key
 
 
 def iso_stamp(text: str) -> str | None:

@@ -35,6 +35,12 @@ READ_TOOLS = frozenset({"Read", "read_file", "view_file", "NotebookRead", "view"
 PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "filePath")
 
 
+def mcp_tool_name(server: str, tool: str) -> str:
+    """An MCP tool's name as Claude Code gives it, `mcp__<server>__<tool>`, whatever the agent wrote:
+    a server given with its `mcp__` prefix (Codex's namespace `mcp__habitus`) or without (`habitus`)."""
+    return f"mcp__{server.removeprefix('mcp__').strip('_.')}__{tool}"
+
+
 def tool_path(tool_input: dict[str, Any]) -> str:
     """The file a read/edit/write call names ('' when it names none)."""
     for key in PATH_KEYS:
@@ -44,4 +50,4 @@ def tool_path(tool_input: dict[str, Any]) -> str:
     return ""
 
 
-__all__ = ["EDIT_TOOLS", "PATH_KEYS", "READ_TOOLS", "SHELL_TOOLS", "WRITE_TOOLS", "tool_path"]
+__all__ = ["EDIT_TOOLS", "PATH_KEYS", "READ_TOOLS", "SHELL_TOOLS", "WRITE_TOOLS", "mcp_tool_name", "tool_path"]

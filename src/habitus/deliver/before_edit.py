@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from habitus.core.injected import MOVED_MARK, TRAP_MARK
 from habitus.deliver.traps import EDIT_TOOLS, trap_key
 
 MAX_WARNINGS = 2
@@ -117,7 +118,7 @@ def _moved(workflows: list[Any], targets: set[str], root: Path, cwd: Path, seen:
             if key in seen or key in hits or not state.file:
                 continue
             commit = f" in commit {state.commit[:10]}" if state.commit else ""
-            hits[key] = EditWarning(key, "moved", f"habitus: memory says `{state.moved_from}` moved to "
+            hits[key] = EditWarning(key, "moved", f"{MOVED_MARK}`{state.moved_from}` moved to "
                                                   f"`{state.file}`{commit}; edit it there.")
     return list(hits.values())
 
@@ -147,7 +148,7 @@ def _traps(workflows: list[Any], targets: set[str], payload: dict[str, Any], see
     out: list[EditWarning] = []
     for _prio, _sessions, key, file, text in ranked:
         if key not in {w.key for w in out}:
-            out.append(EditWarning(key, "trap", f"habitus: before editing `{file}`: {_one_line(text)}"))
+            out.append(EditWarning(key, "trap", f"{TRAP_MARK}`{file}`: {_one_line(text)}"))
     return out[:1]
 
 

@@ -250,6 +250,7 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
     if not events:
         return Prepared()
     from habitus.capture.subject import repo_subject
+    from habitus.core.injected import PITFALL_MARK
 
     subject = repo_subject(cwd)
     if subject is None:
@@ -280,7 +281,7 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
             ensure_notes_schema(local)
             prepared.begin()
             mark_shown(local, session, "pitfall", [h[0] for h in hits])
-        lines = ["habitus pitfall warning (this went wrong in past runs of this repo):"]
+        lines = [f"{PITFALL_MARK} (this went wrong in past runs of this repo):"]
         lines += [f"- {text} (workflow: {quote_evidence(name, 80)})" for _pid, name, text in hits[:5]]
         failure = payload.get("hook_event_name") == "PostToolUseFailure"  # Claude wants the event's own name back
         prepared.output = _output("PostToolUseFailure" if failure else "PostToolUse", "\n".join(lines), agent)

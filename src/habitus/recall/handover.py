@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from habitus.core.injected import HANDOVER_MARK
 from habitus.recall.render import _code, one_command, render
 from habitus.recall.where import quote
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from habitus.recall.look import Look
     from habitus.recall.render import SelectedWorkflow
 
-HEAD = ("# habitus: what this repo's past work says about this task\n"
+HEAD = (f"{HANDOVER_MARK}what this repo's past work says about this task\n"
         "Hints from past sessions in this repo, checked against the current tree; verify before relying on them.")
 MIN_WORKFLOW_CHARS = 300  # below this a workflow cannot be shown usefully
 WORKFLOW_HEAD_CHARS = 160  # the heading block `render` puts above workflows (left out here)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from habitus.core.injected import HANDOVER_MARK
 from habitus.core.paths import repo_relative
 from habitus.core.quarantine import evidence_line, structural_problem
 from habitus.core.workflow import Pitfall, Workflow
@@ -255,7 +256,7 @@ def _render_workflow(index: int, sel: SelectedWorkflow, excerpt_lines: int, comp
 
 
 def _render(selected: list[SelectedWorkflow], excerpt_lines: int, compact: bool, dropped: list[str]) -> str:
-    head = ("# habitus: what earlier runs learned for this task\n"
+    head = (f"{HANDOVER_MARK}what earlier runs learned for this task\n"
             "Hints from memory, checked against the current working tree; verify before relying on them.")
     parts = [head] + [_render_workflow(i, s, excerpt_lines, compact) for i, s in enumerate(selected, 1)]
     if dropped:
