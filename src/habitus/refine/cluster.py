@@ -9,8 +9,9 @@ Labels: cluster ids renumbered 0.. in order of first appearance, noise = -1 (nev
 At fleet scale a partition larger than `SAMPLE_LIMIT` rows is clustered by sample-then-assign:
 a seeded sample of `SAMPLE_LIMIT` rows is clustered exactly as above; every other row joins the
 cluster whose centroid (the normalised mean of its sampled members) is nearest by cosine, or noise
-when it is farther from that centroid than the farthest sampled member (labels are then
-renumbered in first-appearance order over all rows). UMAP and HDBSCAN then cost O(sample), assignment O(n x clusters).
+when its cosine distance to that centroid is more than `REACH` times that of the cluster's
+farthest sampled member (labels are then renumbered in first-appearance order over all rows).
+UMAP and HDBSCAN then cost O(sample), assignment O(n x clusters).
 Partitions up to the limit are clustered exactly, as before; the held-out check never sees
 clustering (it runs on every held-out trace), so it stays exact.
 """
@@ -23,6 +24,7 @@ from typing import Any
 MIN_PARTITION = 3
 SEED = 42
 SAMPLE_LIMIT = 5000  # rows clustered exactly; larger partitions are sampled, the rest assigned
+REACH = 2.0  # an assigned row within this many times its cluster's sampled radius joins it; else noise
 METHODS = ("umap_hdbscan", "single")
 
 
@@ -120,13 +122,15 @@ def _sample_then_assign(points: Any, use_umap: bool, size: int) -> list[int]:
         return [int(x) for x in labels]
     sampled_a = np.asarray(sampled)
     centroids = l2_normalise(np.vstack([points[sample[sampled_a == c]].mean(axis=0) for c in clusters]))
-    # how far a cluster reaches: the lowest similarity of its own sampled members to its centroid
-    reach = np.array([float((points[sample[sampled_a == c]] @ centroids[i]).min()) for i, c in enumerate(clusters)])
+    # how far a cluster reaches: REACH times the cosine distance of its farthest sampled member to its centroid
+    radius = np.array([1.0 - float((points[sample[sampled_a == c]] @ centroids[i]).min())
+                       for i, c in enumerate(clusters)])
+    reach = 1.0 - REACH * np.maximum(radius, 1e-6)
     rest = np.setdiff1d(np.arange(len(points)), sample, assume_unique=True)
     for start in range(0, len(rest), 8192):  # bounded memory: rows x clusters per block
         rows = rest[start:start + 8192]
         similarity = points[rows] @ centroids.T
         best = similarity.argmax(axis=1)
-        within = similarity[np.arange(len(rows)), best] >= reach[best] - 1e-6
+        within = similarity[np.arange(len(rows)), best] >= reach[best]
         labels[rows] = np.where(within, np.asarray(clusters)[best], -1)
     return _renumber([int(x) for x in labels])
