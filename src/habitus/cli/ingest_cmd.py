@@ -109,7 +109,7 @@ def register(app: typer.Typer) -> None:
                                                                          "on this branch of --repo (e.g. "
                                                                          "entire/checkpoints/v1)."),
         engine: str = typer.Option("local", "--engine", help="local (this process) or ray: parse and redact the "
-                                                             "files on Ray workers (pip install 'habitus[fleet]'); "
+                                                             "files on Ray workers (pip install 'habitus\\[fleet]'); "
                                                              "the store is written here either way."),
         address: str | None = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster "
                                                                    "(e.g. ray://head:10001 or auto); default: a "

@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
         install: bool = typer.Option(False, "--install", help="Show the diff, then replace SKILL.md "
                                                               "(the previous version is kept beside it)."),
         engine: str = typer.Option("local", "--engine", help="local (this process) or ray: read, summarise and "
-                                                             "embed on Ray workers (pip install 'habitus[fleet]'); "
+                                                             "embed on Ray workers (pip install 'habitus\\[fleet]'); "
                                                              "same outputs."),
         address: str | None = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster "
                                                                    "(e.g. ray://head:10001 or auto); default: a "
