@@ -137,8 +137,9 @@ def run_refine(engine: str, corpus: Path, n: int) -> dict[str, Any]:
         "wall = time.perf_counter() - t0\n"
         "engine.close()\n"
         "print(json.dumps({'wall_s': round(wall, 2), 'stages': r.stage_seconds, 'traces': r.manifest['inputs']"
-        "['traces']['count'], 'clusters': len(r.manifest['clusters']), 'accepted': [p['behaviour'] for p in "
-        "r.accepted], 'sampled': r.manifest['config']['cluster_sample']['sampled']}))\n"
+        "['traces']['count'], 'clusters': len(r.manifest['clusters']), 'accepted': len(r.accepted), "
+        "'accepted_behaviours': sorted({p['behaviour'] for p in r.accepted}), "
+        "'sampled': r.manifest['config']['cluster_sample']['sampled']}))\n"
     )
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, str(corpus), engine], stdout=subprocess.PIPE,
