@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(PIP) install -e '.[dev,semantic,postgres]'
+	$(PIP) install -e '.[dev,semantic,postgres,fleet]'
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed

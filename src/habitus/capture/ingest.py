@@ -19,20 +19,22 @@ import os
 import re
 import stat
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from habitus.capture.assign import repo_assigner
+from habitus.capture.common import ReadResult
 from habitus.capture.discover import default_trace_paths
 from habitus.capture.guard import one_line, open_regular, safe_json, safe_path, safe_text
 from habitus.capture.reader import finish_capture, iter_trace_files, read_trace_file
 from habitus.capture.reconcile import place_trace
 from habitus.capture.redact import redact_identifier
 from habitus.core import Trace, Usage
+from habitus.fleet.engine import Engine, LocalEngine
 from habitus.store.base import FileState, Store
 
 INCREMENTAL_FORMATS = frozenset({"claude", "codex", "spans", "chat"})
@@ -109,11 +111,13 @@ def stat_key(info: os.stat_result) -> str:
 
 def ingest_paths(paths: Iterable[Path | str] | None, store: Store, *, since: str | None = None,
                  repo: str | Path | None = None, progress: ProgressFn | None = None,
-                 force: bool = False) -> IngestReport:
+                 force: bool = False, engine: Engine | None = None) -> IngestReport:
     """Read every trace file under `paths` (default: the agents' own folders) into `store`.
 
     `force` reads every file in full even when its state says nothing changed (the placement rules
-    still hold: nothing stored shrinks).
+    still hold: nothing stored shrinks). `engine` (`habitus.fleet.engine`) parses and redacts the
+    files: in this process by default, or on Ray workers; either way this process plans each read
+    and writes the results to the store in file order, so the store ends up the same.
     """
     started = time.perf_counter()
     report = IngestReport()
@@ -129,18 +133,61 @@ def ingest_paths(paths: Iterable[Path | str] | None, store: Store, *, since: str
         except OSError:
             sizes[path] = 0
     total, done = sum(sizes.values()), 0
-    for path in files:
-        try:
-            _ingest_file(path, store, report, since_iso=since_iso, repo_filter=repo_filter,
-                         explicit=path in explicit, force=force)
-        except Exception as exc:  # noqa: BLE001 - one file's failure is reported; the next file is read
-            report.errors.append({"path": safe_path(path), "message": f"not ingested ({type(exc).__name__}: "
-                                                                f"{one_line(exc)})"})
+
+    def finished(path: Path) -> None:
+        nonlocal done
         done += sizes[path]
         if progress is not None:
             progress(path, done, total)
+
+    waiting: deque[_Job] = deque()  # planned reads, in the order the engine hands their results back
+
+    def requests() -> Iterator[ReadRequest]:
+        for path in files:
+            try:
+                job = _prepare(path, store, report, since_iso=since_iso, explicit=path in explicit, force=force)
+            except Exception as exc:  # noqa: BLE001 - one file's failure is reported; the next file is read
+                _not_ingested(report, path, exc)
+                job = None
+            if job is None:
+                finished(path)
+                continue
+            waiting.append(job)
+            yield job.request
+
+    for result in (engine or LocalEngine()).map(read_shard, requests()):
+        job = waiting.popleft()
+        try:
+            _apply(job, result, store, report, since_iso=since_iso, repo_filter=repo_filter)
+        except Exception as exc:  # noqa: BLE001 - one file's failure is reported; the next file is read
+            _not_ingested(report, job.path, exc)
+        finished(job.path)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _not_ingested(report: IngestReport, path: Path, exc: Exception) -> None:
+    report.errors.append({"path": safe_path(path), "message": f"not ingested ({type(exc).__name__}: "
+                                                        f"{one_line(exc)})"})
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """One file read, as a worker needs it: which file, from which offset, continuing which reader state."""
+
+    path: Path
+    start: int = 0
+    fmt: str | None = None
+    resume: dict[str, Any] | None = None
+
+
+def read_shard(request: ReadRequest) -> ReadResult:
+    """Parse and redact one file (`read_trace_file`): pure, so it can run in a worker process.
+
+    Redaction happens here, before the result leaves the worker, so no secret reaches the driver
+    or the store whichever engine ran it.
+    """
+    return read_trace_file(request.path, start=request.start, fmt=request.fmt, resume=request.resume)
 
 
 @dataclass
@@ -150,6 +197,24 @@ class _Plan:
     start: int = 0
     known: FileState | None = None  # the stored state this read continues (None: a full read)
     base: Trace | None = None  # the stored trace a Claude Code / Codex continuation extends
+
+
+@dataclass
+class _Job:
+    """A planned read and what the driver needs to store its result."""
+
+    path: Path
+    key: str
+    info: os.stat_result
+    state: FileState | None
+    plan: _Plan
+    explicit: bool
+
+    @property
+    def request(self) -> ReadRequest:
+        known = self.plan.known
+        return ReadRequest(self.path, self.plan.start, known.format if known else None,
+                           known.resume if known else None)
 
 
 def _plan(path: Path, info: os.stat_result, state: FileState | None, report: IngestReport,
@@ -178,8 +243,9 @@ def _plan(path: Path, info: os.stat_result, state: FileState | None, report: Ing
     return _Plan(state.offset, state)
 
 
-def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: str | None,
-                 repo_filter: Callable[[Trace], bool] | None, explicit: bool, force: bool) -> None:
+def _prepare(path: Path, store: Store, report: IngestReport, *, since_iso: str | None, explicit: bool,
+             force: bool) -> _Job | None:
+    """The read `path` needs, or None when it needs none (unchanged, too old, unreadable: counted)."""
     key = redact_identifier(safe_path(path.resolve() if path.exists() else path))  # a path can hold a secret
     try:
         info = path.stat()
@@ -187,19 +253,24 @@ def _ingest_file(path: Path, store: Store, report: IngestReport, *, since_iso: s
             open_regular(path).close()  # raises the reason (a FIFO, a device, a folder)
     except OSError as exc:
         report.errors.append({"path": safe_path(path), "message": f"cannot read: {exc.strerror or exc}"})
-        return
+        return None
     if since_iso and datetime.fromtimestamp(info.st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%S") < since_iso:
         report.files_unchanged += 1
-        return
+        return None
     state = store.get_file_state(key)
     plan = _plan(path, info, state, report, store, key, force)
     if plan is None:
-        return
+        return None
+    return _Job(path, key, info, state, plan, explicit)
+
+
+def _apply(job: _Job, result: ReadResult, store: Store, report: IngestReport, *, since_iso: str | None,
+           repo_filter: Callable[[Trace], bool] | None) -> None:
+    """Place the traces one read produced and commit them with the file's new state."""
+    path, key, info, state, plan = job.path, job.key, job.info, job.state, job.plan
     known = plan.known
-    result = read_trace_file(path, start=plan.start, fmt=known.format if known else None,
-                             resume=known.resume if known else None)
     if result.format is None and result.errors:
-        if explicit or "not a recognised" not in result.errors[0]["message"]:
+        if job.explicit or "not a recognised" not in result.errors[0]["message"]:
             report.errors.extend(result.errors)
         else:
             report.files_ignored += 1
@@ -309,4 +380,4 @@ def merge_traces(base: Trace, tail: Trace, fmt: str | None) -> Trace:
     return base
 
 
-__all__ = ["IngestReport", "ingest_paths", "merge_traces", "parse_since"]
+__all__ = ["IngestReport", "ReadRequest", "ingest_paths", "merge_traces", "parse_since", "read_shard"]

@@ -1,9 +1,10 @@
-"""CLI `habitus ingest [PATH...] [--since] [--repo] [--force] [--git-branch B] [--json]`: read traces into the store.
+"""CLI `habitus ingest [PATH...] [--since] [--repo] [--force] [--git-branch B] [--engine E] [--json]`: traces -> store.
 
 Without paths it reads the agents' own folders (`~/.claude/projects`, `~/.codex/sessions`). With
 `--repo PATH` and files, traces whose cwd does not exist here are assigned to that repo; with
 `--git-branch entire/checkpoints/v1 --repo PATH` the sessions the `entire` CLI stored in the repo are
-read and linked to their commits by trailer.
+read and linked to their commits by trailer. `--engine ray` (extra `fleet`) parses and redacts the
+files on Ray workers (`--address` for a cluster, else a local Ray); a PATH may be a `file://` URL.
 Progress goes to stderr; the summary to stdout (one JSON document with `--json`).
 """
 
@@ -34,7 +35,7 @@ def _render(data: dict[str, Any]) -> None:
 
 
 def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_progress: bool,
-               force: bool = False) -> dict[str, Any]:
+               force: bool = False, engine: str = "local", address: str | None = None) -> dict[str, Any]:
     """Ingest with a Rich progress bar on stderr; returns the report as a dict."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -51,6 +52,9 @@ def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_pro
     missing = [p for p in paths if not p.exists()]
     if missing and len(missing) == len(paths):
         raise ValueError(f"no such file or folder: {missing[0]}")
+    from habitus.fleet.engine import get_engine
+
+    runner = get_engine(engine, address)
     store = open_store()
     try:
         with Progress(TextColumn("[bold]ingest[/bold]"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
@@ -61,10 +65,12 @@ def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_pro
             def update(path: Path, done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total, description=path.name[:40])
 
-            report = ingest_paths(paths, store, since=since, repo=repo, progress=update, force=force)
+            report = ingest_paths(paths, store, since=since, repo=repo, progress=update, force=force,
+                                  engine=runner)
     finally:
         store.close()
-    return report.to_dict()
+        runner.close()
+    return {**report.to_dict(), "engine": runner.name}
 
 
 def _is_repo(path: Path) -> bool:
@@ -90,7 +96,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("ingest")
     def ingest_command(
-        paths: list[Path] = typer.Argument(None, help="Trace files or folders (default: the agents' own folders)."),
+        paths: list[str] = typer.Argument(None, help="Trace files or folders, or file:// URLs (default: the agents' "
+                                                     "own folders)."),
         since: str | None = typer.Option(None, "--since", help="Only traces active since an ISO date or an age "
                                                                 "like 7d, 12h."),
         repo: Path | None = typer.Option(None, "--repo", help="Only traces of this repo (by root commit or cwd); "
@@ -101,10 +108,17 @@ def register(app: typer.Typer) -> None:
         git_branch: str | None = typer.Option(None, "--git-branch", help="Read the sessions the `entire` CLI stored "
                                                                          "on this branch of --repo (e.g. "
                                                                          "entire/checkpoints/v1)."),
+        engine: str = typer.Option("local", "--engine", help="local (this process) or ray: parse and redact the "
+                                                             "files on Ray workers (pip install 'habitus\\[fleet]'); "
+                                                             "the store is written here either way."),
+        address: str | None = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster "
+                                                                   "(e.g. ray://head:10001 or auto); default: a "
+                                                                   "local Ray on this machine's CPUs."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         as_json: bool = JsonOption,
     ) -> None:
         """Read agent traces (Claude Code, Codex, spans, chat JSONL, OTel GenAI JSON) into the store; incremental."""
+        from habitus.fleet.sources import local_paths
         from habitus.store.sqlite import StoreError
 
         try:
@@ -115,7 +129,8 @@ def register(app: typer.Typer) -> None:
                     raise ValueError("--git-branch needs --repo PATH (the repo the branch belongs to)")
                 data = run_branch_ingest(repo, git_branch)
             else:
-                data = run_ingest(list(paths or []), since, repo, show_progress=not quiet, force=force)
+                data = run_ingest(local_paths(list(paths or [])), since, repo, show_progress=not quiet, force=force,
+                                  engine=engine, address=address)
         except (ValueError, StoreError) as exc:
             fail(str(exc))
         if data["errors"] and not as_json:

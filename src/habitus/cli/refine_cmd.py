@@ -2,7 +2,9 @@
 
 Thin: parses options, calls `habitus.refine.pipeline.refine`, prints a summary (or one JSON
 document with `--json`). `--install` shows the diff first, then replaces the skill and keeps the
-previous version beside it. Heavy imports stay inside the command.
+previous version beside it. `--engine ray` (extra `fleet`) reads, summarises and embeds on Ray
+workers (`--address` for a cluster); the outputs are the same as with the default `local`.
+Heavy imports stay inside the command.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import typer
 
 from habitus.cli.output import JsonOption, emit, fail, stdout
+from habitus.refine.cluster import SAMPLE_LIMIT
 
 
 def _render(data: dict[str, Any]) -> None:
@@ -64,8 +67,9 @@ def register(app: typer.Typer) -> None:
     @app.command("refine")
     def refine_command(
         skill: Path = typer.Argument(..., help="The SKILL.md to refine."),
-        traces: Path | None = typer.Option(None, "--traces", help="Trace file or folder (span JSONL, "
-                                                                  "transcripts, Claude Code, Codex, chat JSONL)."),
+        traces: str | None = typer.Option(None, "--traces", help="Trace file or folder, or a file:// URL (span "
+                                                                 "JSONL, transcripts, Claude Code, Codex, chat "
+                                                                 "JSONL)."),
         from_store: bool = typer.Option(False, "--from-store", help="Read traces and outcomes from the store."),
         repo: Path | None = typer.Option(None, "--repo", help="With --from-store: only this repo's traces."),
         rewards: Path | None = typer.Option(None, "--rewards", help="binary_rewards.json: {trace_id: bool}."),
@@ -81,34 +85,52 @@ def register(app: typer.Typer) -> None:
         llm: str | None = typer.Option(None, "--llm", help="Provider for LLM summaries and the gate's judge."),
         install: bool = typer.Option(False, "--install", help="Show the diff, then replace SKILL.md "
                                                               "(the previous version is kept beside it)."),
+        engine: str = typer.Option("local", "--engine", help="local (this process) or ray: read, summarise and "
+                                                             "embed on Ray workers (pip install 'habitus\\[fleet]'); "
+                                                             "same outputs."),
+        address: str | None = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster "
+                                                                   "(e.g. ray://head:10001 or auto); default: a "
+                                                                   "local Ray."),
+        cluster_sample: int = typer.Option(SAMPLE_LIMIT, "--cluster-sample", min=0,
+                                           help="Partitions larger than this are clustered by a seeded sample of "
+                                                "this size, the rest assigned to the nearest cluster (0: always "
+                                                "exact)."),
         as_json: bool = JsonOption,
     ) -> None:
         """Refine a SKILL.md from historical traces and their outcomes, with no new rollouts."""
         import sys
 
+        from habitus.fleet.engine import get_engine
+        from habitus.fleet.sources import local_path
         from habitus.llm.types import LLMError
         from habitus.refine.pipeline import RefineError, refine
         from habitus.store.sqlite import StoreError
 
+        runner = None
         try:
             if (traces is None) == (not from_store):
                 raise ValueError("give either --traces PATH or --from-store")
+            traces_path = local_path(traces) if traces is not None else None
+            runner = get_engine(engine, address)
             stored = None
             if from_store:
                 from habitus.refine.pipeline import load_store_traces
 
                 stored = load_store_traces(repo, rewards)
             provider, summarizer, judge = _llm_parts(llm)
-            result = refine(skill, traces, None if from_store else rewards, out, traces=stored,
+            result = refine(skill, traces_path, None if from_store else rewards, out, traces=stored,
                             ground_truth=ground_truth, holdout=holdout,
                             clusterer=clusterer, use_umap=not no_umap, gate=not no_gate, gate_fail_open=fail_open,
                             embedder=embedder, summarizer=summarizer, judge=judge, provider=provider,
-                            install=False)
+                            install=False, engine=runner, cluster_sample=cluster_sample)
         except (RefineError, ValueError, OSError, StoreError, LLMError) as exc:
             fail(str(exc))
+        finally:
+            if runner is not None:
+                runner.close()
         if install and result.diff:
             (sys.stderr if as_json else sys.stdout).write(result.diff)
             from habitus.refine.pipeline import install_skill
 
             result.installed, result.previous = install_skill(skill, result.proposed_skill)
-        emit(result.to_dict(), as_json, render=_render)
+        emit({**result.to_dict(), "engine": engine}, as_json, render=_render)

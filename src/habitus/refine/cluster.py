@@ -5,6 +5,15 @@ min(15, n-1), min_dist 0.1, cosine, seed 42), then HDBSCAN (min_cluster_size 2, 
 eom). `single` puts the whole partition in one cluster and `use_umap=False` feeds HDBSCAN the
 normalised vectors directly (the ablations). A partition under `MIN_PARTITION` traces is skipped.
 Labels: cluster ids renumbered 0.. in order of first appearance, noise = -1 (never yields an edit).
+
+At fleet scale a partition larger than `SAMPLE_LIMIT` rows is clustered by sample-then-assign:
+a seeded sample of `SAMPLE_LIMIT` rows is clustered exactly as above; every other row joins the
+cluster whose centroid (the normalised mean of its sampled members) is nearest by cosine, or noise
+when its cosine distance to that centroid is more than `REACH` times that of the cluster's
+farthest sampled member (labels are then renumbered in first-appearance order over all rows).
+UMAP and HDBSCAN then cost O(sample), assignment O(n x clusters).
+Partitions up to the limit are clustered exactly, as before; the held-out check never sees
+clustering (it runs on every held-out trace), so it stays exact.
 """
 
 from __future__ import annotations
@@ -14,6 +23,8 @@ from typing import Any
 
 MIN_PARTITION = 3
 SEED = 42
+SAMPLE_LIMIT = 5000  # rows clustered exactly; larger partitions are sampled, the rest assigned
+REACH = 2.0  # an assigned row within this many times its cluster's sampled radius joins it; else noise
 METHODS = ("umap_hdbscan", "single")
 
 
@@ -53,8 +64,12 @@ def _renumber(labels: list[int]) -> list[int]:
     return out
 
 
-def cluster_vectors(vectors: Any, method: str = "umap_hdbscan", use_umap: bool = True) -> list[int] | None:
-    """Cluster labels for each row, or None when the partition is too small to cluster (skipped)."""
+def cluster_vectors(vectors: Any, method: str = "umap_hdbscan", use_umap: bool = True,
+                    sample_limit: int = SAMPLE_LIMIT) -> list[int] | None:
+    """Cluster labels for each row, or None when the partition is too small to cluster (skipped).
+
+    More than `sample_limit` rows (and `sample_limit` >= `MIN_PARTITION`): sample-then-assign.
+    """
     import numpy as np
 
     from habitus.refine.embed import l2_normalise
@@ -67,6 +82,55 @@ def cluster_vectors(vectors: Any, method: str = "umap_hdbscan", use_umap: bool =
     if method == "single":
         return [0] * n
     points = l2_normalise(np.asarray(vectors, dtype=np.float32))
+    if samples(n, sample_limit):
+        return _sample_then_assign(points, use_umap, sample_limit)
+    return _cluster_exact(points, use_umap)
+
+
+def samples(n: int, sample_limit: int = SAMPLE_LIMIT) -> bool:
+    """Whether a partition of `n` rows is clustered by sample-then-assign."""
+    return MIN_PARTITION <= sample_limit < n
+
+
+def _cluster_exact(points: Any, use_umap: bool) -> list[int]:
+    import numpy as np
+
     if use_umap:
         points = _reduce(points)
     return _renumber(_hdbscan(np.asarray(points, dtype=np.float64)))
+
+
+def sample_rows(n: int, size: int, seed: int = SEED) -> Any:
+    """A seeded sample of `size` row numbers out of `n`, sorted."""
+    import numpy as np
+
+    return np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
+
+
+def _sample_then_assign(points: Any, use_umap: bool, size: int) -> list[int]:
+    """Cluster a seeded sample exactly; give each other row its nearest centroid's label (or noise)."""
+    import numpy as np
+
+    from habitus.refine.embed import l2_normalise
+
+    sample = sample_rows(len(points), size)
+    sampled = _cluster_exact(points[sample], use_umap)
+    labels = np.full(len(points), -1, dtype=np.int64)
+    labels[sample] = sampled
+    clusters = sorted(set(sampled) - {-1})
+    if not clusters:
+        return [int(x) for x in labels]
+    sampled_a = np.asarray(sampled)
+    centroids = l2_normalise(np.vstack([points[sample[sampled_a == c]].mean(axis=0) for c in clusters]))
+    # how far a cluster reaches: REACH times the cosine distance of its farthest sampled member to its centroid
+    radius = np.array([1.0 - float((points[sample[sampled_a == c]] @ centroids[i]).min())
+                       for i, c in enumerate(clusters)])
+    reach = 1.0 - REACH * np.maximum(radius, 1e-6)
+    rest = np.setdiff1d(np.arange(len(points)), sample, assume_unique=True)
+    for start in range(0, len(rest), 8192):  # bounded memory: rows x clusters per block
+        rows = rest[start:start + 8192]
+        similarity = points[rows] @ centroids.T
+        best = similarity.argmax(axis=1)
+        within = similarity[np.arange(len(rows)), best] >= reach[best]
+        labels[rows] = np.where(within, np.asarray(clusters)[best], -1)
+    return _renumber([int(x) for x in labels])

@@ -3,11 +3,21 @@
 Any embedder from `habitus.index.embedders` works (`tfidf` is the default); when that module is not
 importable, a local scikit-learn TF-IDF embedder with the same `embed(texts)` contract stands in,
 so the stage never depends on more than scikit-learn. Rows come back in input order.
+
+On an engine other than `local` (`habitus.fleet.engine`), an embedder with `fit` is fitted once
+here on all the texts (TF-IDF's vocabulary and idf are global), then batches of texts are embedded
+by the workers; rows are computed one by one either way, so the vectors are the same. An embedder
+without `fit` (the local TF-IDF, which fits on whatever it is given) runs here whole.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from habitus.fleet.engine import Engine
+
+EMBED_BATCH = 2048
 
 
 class Embedder(Protocol):
@@ -58,9 +68,26 @@ def get_stage_embedder(name: str = "tfidf") -> Any:
     return get_embedder(name=name)
 
 
-def embed_texts(texts: list[str], embedder: Any) -> Any:
+def embed_batch(work: tuple[Any, list[str]]) -> Any:
+    """One batch's rows (a worker's share of stage 2)."""
+    embedder, texts = work
+    return embedder.embed(texts)
+
+
+def embed_texts(texts: list[str], embedder: Any, engine: Engine | None = None) -> Any:
     """Embed and re-normalise (cheap, and it protects the cosine steps from an embedder that forgets)."""
-    vectors = l2_normalise(embedder.embed(list(texts)))
+    texts = list(texts)
+    if engine is not None and engine.name != "local" and hasattr(embedder, "fit") and texts:
+        import numpy as np
+
+        from habitus.fleet.engine import batched
+
+        embedder.fit(texts)
+        parts = [np.asarray(rows) for rows in engine.map(embed_batch, ((embedder, b)
+                                                                       for b in batched(texts, EMBED_BATCH)))]
+        vectors = l2_normalise(np.vstack(parts))
+    else:
+        vectors = l2_normalise(embedder.embed(texts))
     if vectors.shape[0] != len(texts):
         raise ValueError(f"embedder returned {vectors.shape[0]} rows for {len(texts)} texts")
     return vectors

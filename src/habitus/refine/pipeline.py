@@ -6,7 +6,9 @@
 
 Stages (one module each): summarize -> embed -> cluster (per polarity) -> propose -> gate ->
 merge, plus the held-out check. Model-free by default; a run with the same input writes
-byte-identical files (no clocks, no absolute paths, seeded everything). `install` copies the
+byte-identical files (no clocks, no absolute paths, seeded everything), on either engine:
+`engine` (`habitus.fleet.engine`, `local` by default or `ray`) runs the read, summarise and embed
+stages over workers in batches and folds the results in input order, so the outputs are the same. `install` copies the
 proposed skill over the original after keeping the previous version beside it.
 """
 
@@ -17,7 +19,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.core.subject import same_repo
 from habitus.core.trace import Trace
@@ -29,9 +31,21 @@ from habitus.refine.embed import embed_texts, get_stage_embedder
 from habitus.refine.gate import GateConfig, Judge, evaluate
 from habitus.refine.merge import merge, unified_diff
 from habitus.refine.propose import Proposal, propose_for_cluster
-from habitus.refine.summarize import FAILURE, SUCCESS, RuleSummarizer, Summarizer, TraceSummary, polarity_of
+from habitus.refine.summarize import (
+    FAILURE,
+    SUCCESS,
+    RuleSummarizer,
+    Summarizer,
+    TraceSummary,
+    polarity_of,
+    summarize_batch,
+)
+
+if TYPE_CHECKING:
+    from habitus.fleet.engine import Engine
 
 OUTPUT_FILES = ("proposed_skill.md", "skill.diff", "manifest.json", "report.html")
+SUMMARY_BATCH = 500  # traces per worker task on an engine other than `local`
 
 
 class RefineError(ValueError):
@@ -80,9 +94,18 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def load_traces(traces_path: Path, rewards_path: Path | None, ground_truth: Path | None) -> tuple[list[Trace], dict]:
+def _read_one(work: tuple[Path, dict[str, bool] | None, Path | None]) -> Any:
+    from habitus.capture.reader import read_trace_file
+
+    path, rewards, ground_truth = work
+    return read_trace_file(path, rewards=rewards, ground_truth=ground_truth)
+
+
+def load_traces(traces_path: Path, rewards_path: Path | None, ground_truth: Path | None,
+                engine: Engine | None = None) -> tuple[list[Trace], dict]:
     """Traces from a file or folder in any format the capture readers accept, with outcomes applied."""
-    from habitus.capture.reader import iter_trace_files, read_trace_file
+    from habitus.capture.reader import iter_trace_files
+    from habitus.fleet.engine import LocalEngine
 
     if not traces_path.exists():
         raise RefineError(f"traces not found: {traces_path}")
@@ -100,8 +123,8 @@ def load_traces(traces_path: Path, rewards_path: Path | None, ground_truth: Path
             raise RefineError(f"rewards file is not a JSON object of trace_id -> bool: {rewards_path}: {exc}") from exc
     traces: list[Trace] = []
     errors: list[dict] = []
-    for path in iter_trace_files([traces_path]):
-        result = read_trace_file(path, rewards=rewards, ground_truth=ground_truth)
+    work = ((path, rewards, ground_truth) for path in iter_trace_files([traces_path]))
+    for result in (engine or LocalEngine()).map(_read_one, work):
         traces.extend(result.traces)
         errors.extend(result.errors)
     seen: set[str] = set()
@@ -152,22 +175,35 @@ def _provider_usage(provider: Any | None) -> dict[str, Any]:
             "output_tokens": 0, "total_tokens": 0, "cost": 0.0, "unpriced_calls": 0, "models": [], "stopped": None}
 
 
-def summarize_all(traces: list[Trace], summarizer: Summarizer) -> tuple[list[TraceSummary], dict[str, Behaviour], int]:
-    """Summaries of the traces with a known outcome, in trace-id order; the behaviour registry; unknown count."""
+def summarize_all(traces: list[Trace], summarizer: Summarizer, engine: Engine | None = None
+                  ) -> tuple[list[TraceSummary], dict[str, Behaviour], int]:
+    """Summaries of the traces with a known outcome, in trace-id order; the behaviour registry; unknown count.
+
+    On an engine other than `local`, batches of traces are summarised by workers and their registries
+    merged in order (the first definition of a key wins, as in one pass). A model-written summary
+    (`LLMSummarizer`) always runs here: its provider, budget and ledger live in this process.
+    """
     registry: dict[str, Behaviour] = {}
     summaries: list[TraceSummary] = []
-    unknown = 0
-    for trace in sorted(traces, key=lambda t: t.id):
-        if polarity_of(trace) is None:
-            unknown += 1
-            continue
-        summaries.append(summarizer.summarize(trace, registry))
+    known = [t for t in sorted(traces, key=lambda t: t.id) if polarity_of(t) is not None]
+    unknown = len(traces) - len(known)
+    if engine is None or engine.name == "local" or not isinstance(summarizer, RuleSummarizer):
+        for trace in known:
+            summaries.append(summarizer.summarize(trace, registry))
+    else:
+        from habitus.fleet.engine import batched
+
+        for part, found in engine.map(summarize_batch, ((summarizer, b) for b in batched(known, SUMMARY_BATCH))):
+            summaries.extend(part)
+            for key, behaviour in found.items():
+                registry.setdefault(key, behaviour)
     if not summaries:
         raise RefineError(f"none of the {len(traces)} trace(s) has a known outcome; give --rewards")
     return summaries, registry, unknown
 
 
-def cluster_by_polarity(train: list[TraceSummary], vectors: Any, clusterer: str, use_umap: bool
+def cluster_by_polarity(train: list[TraceSummary], vectors: Any, clusterer: str, use_umap: bool,
+                        sample_limit: int = cluster_stage.SAMPLE_LIMIT
                         ) -> tuple[list[dict[str, Any]], dict[str, int], list[dict[str, Any]]]:
     """Clusters of each polarity (rows in a fixed order), labels by trace id, and the skipped partitions."""
     clusters: list[dict[str, Any]] = []
@@ -175,7 +211,7 @@ def cluster_by_polarity(train: list[TraceSummary], vectors: Any, clusterer: str,
     skipped: list[dict[str, Any]] = []
     for polarity in (SUCCESS, FAILURE):
         rows = [i for i, s in enumerate(train) if s.polarity == polarity]
-        labels = cluster_stage.cluster_vectors(vectors[rows], clusterer, use_umap) if rows else None
+        labels = cluster_stage.cluster_vectors(vectors[rows], clusterer, use_umap, sample_limit) if rows else None
         if labels is None:
             skipped.append({"polarity": polarity, "traces": len(rows),
                             "reason": f"fewer than {cluster_stage.MIN_PARTITION} traces"})
@@ -194,8 +230,13 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
            ground_truth: Path | str | None = None, holdout: float = 0.0, clusterer: str = "umap_hdbscan",
            use_umap: bool = True, gate: bool = True, gate_fail_open: bool = False, embedder: str | Any = "tfidf",
            summarizer: Summarizer | None = None, judge: Judge | None = None, provider: Any | None = None,
-           install: bool = False, seed: int = holdout_stage.SEED) -> RefineResult:
-    """Run the whole pipeline; writes the four output files when `out_dir` is given."""
+           install: bool = False, seed: int = holdout_stage.SEED, engine: Engine | None = None,
+           cluster_sample: int = cluster_stage.SAMPLE_LIMIT) -> RefineResult:
+    """Run the whole pipeline; writes the four output files when `out_dir` is given.
+
+    `engine` runs reading, summarising and embedding over workers (default: this process);
+    `cluster_sample` is the partition size above which clustering samples, then assigns.
+    """
     times: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -221,11 +262,11 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
         if traces_path is None:
             raise RefineError("give traces_path or traces")
         traces, read_info = load_traces(Path(traces_path), Path(rewards_path) if rewards_path else None,
-                                        Path(ground_truth) if ground_truth else None)
+                                        Path(ground_truth) if ground_truth else None, engine)
     lap("read")
 
     summarizer = summarizer or RuleSummarizer()
-    summaries, registry, unknown = summarize_all(traces, summarizer)
+    summaries, registry, unknown = summarize_all(traces, summarizer, engine)
     lap("summarize")
 
     held = holdout_stage.split(
@@ -236,12 +277,12 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
 
     try:
         stage_embedder = get_stage_embedder(embedder) if isinstance(embedder, str) else embedder
-        vectors = embed_texts([s.embed_text for s in train], stage_embedder)
+        vectors = embed_texts([s.embed_text for s in train], stage_embedder, engine)
     except (ValueError, RuntimeError, ImportError) as exc:  # unknown embedder, no model files, empty input
         raise RefineError(f"embed stage failed: {exc}") from exc
     lap("embed")
 
-    clusters, labels_by_id, skipped = cluster_by_polarity(train, vectors, clusterer, use_umap)
+    clusters, labels_by_id, skipped = cluster_by_polarity(train, vectors, clusterer, use_umap, cluster_sample)
     lap("cluster")
 
     by_id = {s.trace_id: s for s in train}
@@ -288,6 +329,9 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
             "clusterer": clusterer, "umap": use_umap and clusterer != "single",
             "umap_params": "components=min(20,max(1,n-2)), neighbours=min(15,n-1), min_dist=0.1, cosine, seed=42",
             "hdbscan": {"min_cluster_size": 2, "min_samples": 1, "cluster_selection_method": "eom"},
+            "cluster_sample": {"limit": cluster_sample, "seed": cluster_stage.SEED,
+                               "sampled": [p for p in (SUCCESS, FAILURE) if cluster_stage.samples(
+                                   sum(s.polarity == p for s in train), cluster_sample)]},
             "gate": {"enabled": gate, "fail_open": gate_fail_open, "min_support": config.min_support,
                      "max_p": config.max_p, "min_lift": config.min_lift, "judge": judge is not None},
             "holdout": holdout, "seed": seed,

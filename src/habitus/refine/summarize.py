@@ -51,6 +51,13 @@ class Summarizer(Protocol):
     def summarize(self, trace: Trace, registry: dict[str, Behaviour]) -> TraceSummary: ...
 
 
+def summarize_batch(work: tuple[Summarizer, list[Trace]]) -> tuple[list[TraceSummary], dict[str, Behaviour]]:
+    """Summaries of one batch of traces with their own behaviour registry (a worker's share of stage 1)."""
+    summarizer, traces = work
+    registry: dict[str, Behaviour] = {}
+    return [summarizer.summarize(trace, registry) for trace in traces], registry
+
+
 def polarity_of(trace: Trace) -> str | None:
     if trace.outcome.status == OutcomeStatus.SUCCESS:
         return SUCCESS
