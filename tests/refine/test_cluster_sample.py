@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from habitus.refine import holdout
-from habitus.refine.cluster import SAMPLE_LIMIT, cluster_vectors, sample_rows, samples
+from habitus.refine.cluster import SAMPLE_LIMIT, cluster_vectors, sample_rows, sampled_min_cluster_size, samples
 from habitus.refine.pipeline import refine
 from habitus.refine.samples import write_corpus
 
@@ -74,3 +74,20 @@ def test_held_out_check_uses_every_held_out_trace_when_clustering_samples(tmp_pa
         if proposal["behaviour"] in by_behaviour:
             assert proposal["holdout"] == by_behaviour[proposal["behaviour"]]
     assert holdout.FLAGGED  # the flags read the same figures
+
+
+def test_a_sampled_partition_keeps_tiny_groups_out_of_its_clusters() -> None:
+    # 4 large groups and 10 tight pairs, each pair in a direction of its own: exact clustering (smallest
+    # cluster 2) makes every pair a cluster; a 2,000-row sample asks for 4 members, so the pairs are noise
+    assert sampled_min_cluster_size(2000) == 4 and sampled_min_cluster_size(SAMPLE_LIMIT) == 10
+    assert sampled_min_cluster_size(45) == 2
+    rng = np.random.default_rng(1)
+    big = [np.eye(32)[i % 4] + rng.normal(0, 0.02, 32) for i in range(2380)]
+    pairs = [np.eye(32)[4 + i // 2] + rng.normal(0, 0.02, 32) for i in range(20)]
+    vectors = np.asarray(big + pairs, dtype=np.float32)
+    exact = cluster_vectors(vectors, use_umap=False, sample_limit=0)
+    assert len(set(exact) - {-1}) == 14
+    sampled = cluster_vectors(vectors, use_umap=False, sample_limit=2000)
+    assert len(set(sampled) - {-1}) == 4
+    assert all(label == -1 for label in sampled[2380:])
+    assert partition(sampled[:2380]) == partition(exact[:2380])

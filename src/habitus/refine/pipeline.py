@@ -330,6 +330,7 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
             "umap_params": "components=min(20,max(1,n-2)), neighbours=min(15,n-1), min_dist=0.1, cosine, seed=42",
             "hdbscan": {"min_cluster_size": 2, "min_samples": 1, "cluster_selection_method": "eom"},
             "cluster_sample": {"limit": cluster_sample, "seed": cluster_stage.SEED,
+                               "min_cluster_size": cluster_stage.sampled_min_cluster_size(cluster_sample),
                                "sampled": [p for p in (SUCCESS, FAILURE) if cluster_stage.samples(
                                    sum(s.polarity == p for s in train), cluster_sample)]},
             "gate": {"enabled": gate, "fail_open": gate_fail_open, "min_support": config.min_support,
