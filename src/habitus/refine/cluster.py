@@ -58,7 +58,8 @@ def sampled_min_cluster_size(sample: int) -> int:
 def _hdbscan(points: Any, min_cluster_size: int = 2) -> list[int]:
     from sklearn.cluster import HDBSCAN
 
-    labels = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=1, cluster_selection_method="eom", copy=True).fit_predict(points)
+    labels = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=1, cluster_selection_method="eom",
+                     copy=True).fit_predict(points)
     return [int(x) for x in labels]
 
 
