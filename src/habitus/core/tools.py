@@ -18,7 +18,11 @@ Pure data, no I/O.
 
 from __future__ import annotations
 
-from typing import Any
+import shlex
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from habitus.core.trace import ToolCall
 
 SHELL_TOOLS = frozenset({
     "Bash", "bash", "shell", "local_shell", "exec_command", "shell_command", "container.exec", "terminal",
@@ -51,3 +55,16 @@ def tool_path(tool_input: dict[str, Any]) -> str:
 
 
 __all__ = ["EDIT_TOOLS", "PATH_KEYS", "READ_TOOLS", "SHELL_TOOLS", "WRITE_TOOLS", "mcp_tool_name", "tool_path"]
+
+
+def shell_command(call: ToolCall) -> str | None:
+    """The command line of a shell tool call (Claude `command`, Codex `["bash", "-lc", script]` or `cmd`)."""
+    if call.name not in SHELL_TOOLS and not (call.name == "" and "command" in call.input):
+        return None
+    cmd = call.input.get("command", call.input.get("cmd"))
+    if isinstance(cmd, list):
+        words = [str(w) for w in cmd]
+        if len(words) >= 3 and words[0] in ("bash", "sh", "zsh", "/bin/bash", "/bin/sh") and words[1] in ("-lc", "-c"):
+            return words[2]
+        return " ".join(shlex.quote(w) for w in words)
+    return str(cmd) if cmd else None

@@ -76,7 +76,7 @@ def edit_warnings(payload: dict[str, Any], db: Any, *, session: str = "", local:
     """The warnings for this edit that the session has not been shown (at most MAX_WARNINGS).
 
     `db` holds the memory (on a shared store read through the local recall cache, no round trip); `local` the
-    session's "shown" marks (`habitus.deliver.events._session_db`; `db` itself when not given)."""
+    session's "shown" marks (`habitus.deliver.prepared.session_db`; `db` itself when not given)."""
     from habitus.capture.subject import repo_root, repo_subject
     from habitus.recall.cache import active_workflows
     from habitus.store.notes import shown_in_session
@@ -159,18 +159,18 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
                         conn: sqlite3.Connection | None = None) -> Any:
-    """The PreToolUse output (`events.Prepared`): the edit's warnings as context, never a decision or block."""
-    from habitus.deliver.events import Prepared, _connect, _cwd, _output, _session_db
+    """The PreToolUse output (`prepared.Prepared`): the edit's warnings as context, never a decision or block."""
+    from habitus.deliver.prepared import Prepared, connect_store, hook_output, payload_cwd, session_db
     from habitus.store.notes import ensure_notes_schema, mark_shown
 
     if str(payload.get("tool_name") or "").lower() not in EDIT_TOOLS:
         return Prepared()
-    cwd, why = _cwd(payload)
+    cwd, why = payload_cwd(payload)
     if cwd is None:
         return Prepared(skipped=why)
     session = str(payload.get("session_id") or "")
-    db, owned = _connect(conn)
-    local, owned_local = _session_db(db, owned)
+    db, owned = connect_store(conn)
+    local, owned_local = session_db(db, owned)
     prepared = Prepared(conn=local, owned=owned_local)
     try:
         ensure_notes_schema(local)
@@ -183,7 +183,7 @@ def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
                                ("moved", [w.key for w in warnings if w.kind == "moved"])):
                 if keys:
                     mark_shown(local, session, kind, keys)
-        prepared.output = _output("PreToolUse", "\n".join(w.text for w in warnings), agent)
+        prepared.output = hook_output("PreToolUse", "\n".join(w.text for w in warnings), agent)
         return prepared
     except BaseException:
         prepared.discard()

@@ -16,23 +16,23 @@ COMPACT_SOURCES = {"compact"}
 
 def prepare_session_start(payload: dict[str, Any], *, agent: str = "claude",
                           conn: sqlite3.Connection | None = None) -> Any:
-    """The SessionStart output (`events.Prepared`): the current hand-over after a compaction, else nothing."""
-    from habitus.deliver.events import Prepared, _connect, _cwd, _output, _session_db
+    """The SessionStart output (`prepared.Prepared`): the current hand-over after a compaction, else nothing."""
+    from habitus.deliver.prepared import Prepared, connect_store, hook_output, payload_cwd, session_db
 
     session = str(payload.get("session_id") or "")
     if str(payload.get("source") or "") not in COMPACT_SOURCES or not session:
         return Prepared()
-    cwd, why = _cwd(payload)
+    cwd, why = payload_cwd(payload)
     if cwd is None:
         return Prepared(skipped=why)
     from habitus.recall.api import recall
     from habitus.store.memory import list_handovers
     from habitus.store.outbox import queued_handovers
 
-    db, owned = _connect(conn)
+    db, owned = connect_store(conn)
     prepared = Prepared(conn=db, owned=owned)  # reads only: nothing to commit
     try:
-        local, owned_local = _session_db(db, False)
+        local, owned_local = session_db(db, False)
         try:  # on a shared store the latest hand-overs may still wait in this machine's outbox
             shown = queued_handovers(local, session) if local is not db else []
         finally:
@@ -43,7 +43,7 @@ def prepare_session_start(payload: dict[str, Any], *, agent: str = "claude",
             result = recall(str(shown[-1]["task"]), cwd=str(cwd), agent=agent, conn=db, session_id=session,
                             log=False)
             text = str(result.to_dict().get("text") or "")
-            prepared.output = _output("SessionStart", text, agent) if text else None
+            prepared.output = hook_output("SessionStart", text, agent) if text else None
         return prepared
     except BaseException:
         prepared.discard()

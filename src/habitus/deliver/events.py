@@ -20,112 +20,27 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from habitus.deliver.prepared import (
+    Prepared,
+    connect_store,
+    hook_output,
+    payload_cwd,
+    session_db,
+)
 
 if TYPE_CHECKING:
     from habitus.store.db import Connection
 
 MAX_PROMPT_CHARS = 8_000  # recall reads the start of a huge prompt; the rest adds cost, not intent
 # Claude Code cuts hook text at 10,000 characters; Codex spills past ~2,500 tokens (DESIGN §2.3).
-MAX_CONTEXT_CHARS = {"claude": 9_000, "codex": 8_000}
-HOOK_BUSY_TIMEOUT_MS = 250
 PROMPT_EVENTS = {"userpromptsubmit", "prompt", "prompt-submit"}
 TOOL_EVENTS = {"posttooluse", "posttoolusefailure", "tool", "after-tool"}
 PRE_TOOL_EVENTS = {"pretooluse", "before-tool"}
 START_EVENTS = {"sessionstart", "session-start"}
 END_EVENTS = {"sessionend", "stop", "end", "session-end"}
-
-
-def _connect(conn: Connection | None) -> tuple[Connection, bool]:
-    if conn is not None:
-        return conn, False
-    from habitus.store.db import SQLITE, dialect, open_db
-
-    c = open_db()
-    if dialect(c) == SQLITE:
-        c.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")  # a locked store must not eat the budget
-    return c, True
-
-
-def _session_db(db: Connection, owned: bool) -> tuple[Connection, bool]:
-    """Where a hook writes: the store itself when embedded; on a shared store the developer's own SQLite file
-    (session marks are personal; hand-overs wait there in the outbox, `habitus.store.outbox`), so a prompt
-    never waits for the server. Returns (connection, whether the caller closes it)."""
-    from habitus.store.db import SQLITE, dialect, open_local_db
-
-    if dialect(db) == SQLITE:
-        return db, owned
-    local = open_local_db()
-    local.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
-    return local, True
-
-
-@dataclass
-class Prepared:
-    """What a hook event would print, with its store writes held open until the output is written.
-
-    The hand-over log, the show counters and the per-session "shown" marks are written in one
-    transaction that `commit()` ends once the output has reached the agent (the entry point calls it
-    after writing stdout) and `discard()` rolls back when it did not (timeout, closed pipe), so a
-    hand-over is logged as shown exactly when it was printed. `skipped` says why nothing was printed
-    (not a git repository, missing cwd, ...), for the hook log.
-    """
-
-    output: dict[str, Any] | None = None
-    skipped: str | None = None
-    conn: Any = None  # where the writes go: the store, or the local file beside a shared store
-    owned: bool = False
-    began: bool = False
-
-    def begin(self) -> None:
-        """Open the write transaction (unless the caller's connection is already in one)."""
-        if self.conn is not None and not self.conn.in_transaction:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.began = True
-
-    def _end(self, statement: str) -> None:
-        conn, self.conn = self.conn, None
-        if conn is None:
-            return
-        try:
-            if self.began and conn.in_transaction:
-                conn.execute(statement)
-        finally:
-            if self.owned:
-                conn.close()
-
-    def commit(self) -> dict[str, Any] | None:
-        self._end("COMMIT")
-        return self.output
-
-    def discard(self) -> None:
-        self._end("ROLLBACK")
-
-
-def _output(event_name: str, text: str, agent: str) -> dict[str, Any] | None:
-    text = text.strip()
-    if not text:
-        return None
-    limit = MAX_CONTEXT_CHARS.get(agent, 8_000)
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-
-
-def _cwd(payload: dict[str, Any]) -> tuple[Path | None, str | None]:
-    """(the payload's working folder, None) or (None, why it cannot be used)."""
-    cwd = payload.get("cwd")
-    if not isinstance(cwd, str) or not cwd:
-        return None, "skipped: the payload has no cwd"
-    path = Path(cwd)
-    try:
-        if path.is_dir():
-            return path, None
-    except (OSError, ValueError):  # a NUL byte or an unreadable parent
-        pass
-    return None, f"skipped: cwd {cwd[:200]!r} is not a folder"
 
 
 def not_a_repo_reason(cwd: Path) -> str:
@@ -172,7 +87,7 @@ def prompt_submit(payload: dict[str, Any], *, agent: str = "claude",
 
 
 def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | None) -> Prepared:
-    cwd, why = _cwd(payload)
+    cwd, why = payload_cwd(payload)
     if cwd is None:
         return Prepared(skipped=why)
     prompt = payload.get("prompt")
@@ -182,8 +97,8 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
     prompt = prompt[:MAX_PROMPT_CHARS]
     from habitus.recall.api import recall, record_handover
 
-    db, owned = _connect(conn)
-    local, owned_local = _session_db(db, owned)
+    db, owned = connect_store(conn)
+    local, owned_local = session_db(db, owned)
     prepared = Prepared(conn=local, owned=owned_local)
     try:
         from habitus.store.memory import ensure_memory_schema
@@ -221,7 +136,7 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
         if session and show:
             mark_shown(local, session, "workflow", ids)
         if show:
-            prepared.output = _output("UserPromptSubmit", str(data["text"]), agent)
+            prepared.output = hook_output("UserPromptSubmit", str(data["text"]), agent)
         return prepared
     except BaseException:
         prepared.discard()
@@ -241,7 +156,7 @@ def after_tool(payload: dict[str, Any], *, agent: str = "claude",
 
 
 def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | None) -> Prepared:
-    cwd, why = _cwd(payload)
+    cwd, why = payload_cwd(payload)
     if cwd is None:
         return Prepared(skipped=why)
     from habitus.deliver.traps import tool_events, trap_key, trigger_matches
@@ -256,8 +171,8 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
     if subject is None:
         return Prepared(skipped=not_a_repo_reason(cwd))
     session = str(payload.get("session_id") or "")
-    db, owned = _connect(conn)
-    local, owned_local = _session_db(db, owned)
+    db, owned = connect_store(conn)
+    local, owned_local = session_db(db, owned)
     prepared = Prepared(conn=local, owned=owned_local)
     try:
         from habitus.recall.cache import active_workflows
@@ -284,7 +199,7 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
         lines = [f"{PITFALL_MARK} (this went wrong in past runs of this repo):"]
         lines += [f"- {text} (workflow: {quote_evidence(name, 80)})" for _pid, name, text in hits[:5]]
         failure = payload.get("hook_event_name") == "PostToolUseFailure"  # Claude wants the event's own name back
-        prepared.output = _output("PostToolUseFailure" if failure else "PostToolUse", "\n".join(lines), agent)
+        prepared.output = hook_output("PostToolUseFailure" if failure else "PostToolUse", "\n".join(lines), agent)
         return prepared
     except BaseException:
         prepared.discard()
@@ -321,7 +236,7 @@ def session_end(payload: dict[str, Any], *, agent: str = "claude") -> str | None
 
 def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None:
     """Ingest one transcript incrementally (new lines only), then learn from it; errors go to hooks.log."""
-    from habitus.deliver.hook import log_line
+    from habitus.deliver.hook_log import log_line
 
     try:
         from habitus.capture.ingest import ingest_paths

@@ -31,42 +31,18 @@ import os
 import sys
 import threading
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
+
+from habitus.deliver.hook_log import habitus_home as _home
+from habitus.deliver.hook_log import log_line
 
 DEFAULT_BUDGET_S = 1.5
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a payload beyond this is not a hook payload we can use
-MAX_LOG_BYTES = 1024 * 1024
 _CHUNK = 1 << 16
 
 
 class HookTimeout(Exception):
     """The budget ran out; nothing is printed."""
-
-
-def _home() -> Path:
-    return Path(os.environ.get("HABITUS_HOME") or Path.home() / ".habitus").expanduser()
-
-
-def log_line(event: str, agent: str, message: str) -> None:
-    """Append one line to hooks.log; never raises (logging must not break the fail-open promise)."""
-    try:
-        logs = _home() / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        one_line = " ".join(str(message).split())[:500]
-        if len(one_line) >= 8:  # an error can quote a path or a payload: the log is a file in our home too
-            from habitus.capture.redact import redact
-
-            one_line = redact(one_line)[0]
-        stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        path = logs / "hooks.log"
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            os.replace(path, logs / "hooks.log.1")  # keep one previous file; the log stays bounded
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {agent} {event} {one_line}\n")
-    except Exception:  # noqa: BLE001 - nothing may escape a hook
-        pass
 
 
 def config_value(section: str, key: str) -> object | None:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from habitus.core.note import NOTE_KINDS, Note
 from habitus.core.record import CommandFact, Detour, Record
 from habitus.core.workflow import Cues, Pitfall, Trigger, Workflow, WorkflowStep
-from habitus.deliver.events import MAX_CONTEXT_CHARS, prompt_submit
+from habitus.deliver.events import prompt_submit
+from habitus.deliver.prepared import MAX_CONTEXT_CHARS
 from habitus.deliver.promote import apply, propose
 from habitus.deliver.rules_block import Budget, block_size, parse_rules
 

@@ -55,7 +55,7 @@ def tool_error_message(name: str, exc: BaseException) -> str:
         return _one_line(f"{name}: no memory item {cause.args[0]!r}" if cause.args else f"{name}: not found")
     if isinstance(cause, _EXPECTED) and str(cause).strip():
         return _one_line(f"{name}: {str(cause).strip().splitlines()[0]}")
-    from habitus.deliver.hook import log_line
+    from habitus.deliver.hook_log import log_line
 
     log_line("mcp", name, f"error: {type(cause).__name__}: {cause}")
     return _one_line(f"{name} failed ({type(cause).__name__}: {cause}); see $HABITUS_HOME/logs/hooks.log")

@@ -160,7 +160,7 @@ def _by_subject(log: tuple[LoggedCommit, ...], subject: str, when: datetime | No
 def session_commits(trace: Trace, repo: Path | None) -> list[tuple[int, str]]:
     """(step index, commit) for each commit the session made that `repo` has, in order (see the module
     docstring); without a repo, the hashes its `git commit` output printed."""
-    from habitus.learn.records import shell_command
+    from habitus.core.tools import shell_command
 
     log: tuple[LoggedCommit, ...] | None = None
     out: list[tuple[int, str]] = []

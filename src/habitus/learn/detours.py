@@ -46,7 +46,7 @@ def _tokens(steps: list[Step]) -> int:
 
 
 def find_detours(trace: Trace) -> list[Detour]:
-    from habitus.learn.records import shell_command  # local: records imports this module
+    from habitus.core.tools import shell_command
 
     steps = trace.steps
     calls = [(i, s.tool) for i, s in enumerate(steps) if s.tool is not None and not s.sidechain]

@@ -9,7 +9,6 @@ the shell). Shell commands keep their exit status; checks and detours are derive
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
 from collections.abc import Iterator
 from functools import lru_cache
@@ -20,7 +19,7 @@ from habitus.capture.worktree import read_tree_text
 from habitus.core.commands import file_shown, last_command_words
 from habitus.core.paths import repo_relative
 from habitus.core.record import CommandFact, EditFact, Record
-from habitus.core.tools import EDIT_TOOLS, READ_TOOLS, SHELL_TOOLS, WRITE_TOOLS, tool_path
+from habitus.core.tools import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, shell_command, tool_path
 from habitus.core.trace import ToolCall, Trace
 from habitus.learn.checks import last_passing_checks
 from habitus.learn.commits import session_commits
@@ -29,19 +28,6 @@ from habitus.learn.places import edit_places
 
 _READ_LINE = re.compile(r"^\s*(\d+)[\u2192\t](.*)$")
 _SHELL_PATH = re.compile(r"[\w./-]+")  # a plain path (no globs, variables or substitutions)
-
-
-def shell_command(call: ToolCall) -> str | None:
-    """The command line of a shell tool call (Claude `command`, Codex `["bash", "-lc", script]` or `cmd`)."""
-    if call.name not in SHELL_TOOLS and not (call.name == "" and "command" in call.input):
-        return None
-    cmd = call.input.get("command", call.input.get("cmd"))
-    if isinstance(cmd, list):
-        words = [str(w) for w in cmd]
-        if len(words) >= 3 and words[0] in ("bash", "sh", "zsh", "/bin/bash", "/bin/sh") and words[1] in ("-lc", "-c"):
-            return words[2]
-        return " ".join(shlex.quote(w) for w in words)
-    return str(cmd) if cmd else None
 
 
 def _rel(path: str, root: str | None) -> str:

@@ -82,8 +82,9 @@ def start_commit(repo: Path, trace: Trace, own_commits: list[str]) -> str | None
 
 def replay_task(trace: Trace, repo: Path) -> ReplayTask:
     """The replay view of one session (see the module docstring)."""
+    from habitus.core.tools import shell_command
     from habitus.learn.checks import check_of
-    from habitus.learn.records import records_from_trace, shell_command
+    from habitus.learn.records import records_from_trace
     from habitus.learn.tasks import first_task
 
     linked = [c for c in (_exists(repo, c) for c in trace.meta.get("linked_commits") or []) if c]
