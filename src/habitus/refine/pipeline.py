@@ -30,7 +30,7 @@ from habitus.refine.citations import verify_citations
 from habitus.refine.embed import embed_texts, get_stage_embedder
 from habitus.refine.gate import GateConfig, Judge, evaluate
 from habitus.refine.merge import merge, unified_diff
-from habitus.refine.propose import Proposal, propose_for_cluster
+from habitus.refine.propose import CorpusProfile, Proposal, propose_for_cluster
 from habitus.refine.summarize import (
     FAILURE,
     SUCCESS,
@@ -286,12 +286,14 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
     lap("cluster")
 
     by_id = {s.trace_id: s for s in train}
+    profile = CorpusProfile.of(train)  # counted once for every cluster
     proposals: list[Proposal] = []
     for entry in clusters:
         if entry["noise"]:
             continue  # noise never yields an edit
         members = [by_id[t] for t in entry["trace_ids"]]
-        proposal = propose_for_cluster(entry["polarity"], entry["cluster_id"], members, train, registry)
+        proposal = propose_for_cluster(entry["polarity"], entry["cluster_id"], members, train, registry,
+                                       profile)
         entry["proposal"] = proposal.id if proposal else None
         if proposal:
             proposals.append(proposal)
@@ -311,8 +313,9 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
     diff = unified_diff(skill_text, proposed, skill_path.name)
     lap("merge")
 
+    held_memo: dict[tuple[str, str], dict[str, Any]] = {}  # one check per (behaviour, kind)
     for proposal in accepted:
-        proposal.holdout = holdout_stage.check(proposal, test) if holdout else {}
+        proposal.holdout = holdout_stage.check(proposal, test, held_memo) if holdout else {}
     lap("holdout")
 
     manifest = {

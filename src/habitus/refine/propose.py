@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from habitus.refine.behaviours import SCOPES, Behaviour
@@ -67,31 +68,63 @@ class Proposal:
         }
 
 
-def _rate(summaries: list[TraceSummary], key: str | None) -> float:
-    """Share of summaries showing behaviour `key` (key None: share of successes)."""
-    if not summaries:
-        return 0.0
-    if key is None:
-        return _success_share(summaries)
-    return sum(1 for s in summaries if key in s.behaviours) / len(summaries)
+@lru_cache(maxsize=1 << 16)
+def _task_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z][a-z\-]{3,}", text.lower()) if w not in _STOP)
 
 
-def _success_share(summaries: list[TraceSummary]) -> float:
-    return sum(1 for s in summaries if s.polarity == SUCCESS) / len(summaries) if summaries else 0.0
+@dataclass
+class CorpusProfile:
+    """What every cluster's proposal reads from the whole training corpus, counted once (a fleet corpus
+    has many clusters; counting per cluster made propose cost clusters x traces). The shares it gives are
+    the same numbers `_rate` and `_success_share` compute from the lists."""
+
+    size: int
+    by_polarity: Counter[str]
+    with_behaviour: dict[str, Counter[str]]  # behaviour -> polarity -> traces showing it
+    task_words: Counter[str]  # word -> traces whose task has it
+
+    @classmethod
+    def of(cls, corpus: list[TraceSummary]) -> CorpusProfile:
+        with_behaviour: dict[str, Counter[str]] = {}
+        words: Counter[str] = Counter()
+        for s in corpus:
+            for key in s.behaviours:
+                with_behaviour.setdefault(key, Counter())[s.polarity] += 1
+            words.update(_task_words(s.task))
+        return cls(len(corpus), Counter(s.polarity for s in corpus), with_behaviour, words)
+
+    def rate(self, polarity: str, key: str) -> float:
+        """Share of the corpus' `polarity` traces showing `key`."""
+        total = self.by_polarity[polarity]
+        return self.with_behaviour.get(key, Counter())[polarity] / total if total else 0.0
+
+    def rate_outside(self, polarity: str, key: str) -> float:
+        """Share of the traces not of `polarity` showing `key`."""
+        total = self.size - self.by_polarity[polarity]
+        if not total:
+            return 0.0
+        counts = self.with_behaviour.get(key, Counter())
+        return (sum(counts.values()) - counts[polarity]) / total
+
+    def success_share(self, key: str | None = None) -> float:
+        """Share of successes among all traces (key None) or among the traces showing `key`."""
+        if key is None:
+            return self.by_polarity[SUCCESS] / self.size if self.size else 0.0
+        counts = self.with_behaviour.get(key, Counter())
+        shown = sum(counts.values())
+        return counts[SUCCESS] / shown if shown else 0.0
 
 
-def _task_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z][a-z\-]{3,}", text.lower()) if w not in _STOP}
-
-
-def cluster_condition(members: list[TraceSummary], corpus: list[TraceSummary], behaviour: str = "") -> str:
+def cluster_condition(members: list[TraceSummary], corpus: list[TraceSummary], behaviour: str = "",
+                      profile: CorpusProfile | None = None) -> str:
     """When the guardrail applies: task words that set the cluster apart (in at least half of its tasks and
     twice as common as in the corpus), else the behaviour's own scope, else a plain reference to the evidence."""
+    profile = profile or CorpusProfile.of(corpus)
     inside = Counter(w for s in members for w in _task_words(s.task))
-    outside = Counter(w for s in corpus for w in _task_words(s.task))
     scored = []
     for word, count in inside.items():
-        share_in, share_all = count / len(members), outside[word] / max(1, len(corpus))
+        share_in, share_all = count / len(members), profile.task_words[word] / max(1, profile.size)
         if count >= 2 and share_in >= 0.5 and share_in >= 2 * share_all:
             scored.append((-(share_in - share_all), -count, word))
     words = [word for *_, word in sorted(scored)[:3]]
@@ -100,13 +133,14 @@ def cluster_condition(members: list[TraceSummary], corpus: list[TraceSummary], b
     return SCOPES.get(behaviour, "where it failed before")
 
 
-def choose_behaviour(members: list[TraceSummary], others: list[TraceSummary], allowed: Any = None
+def choose_behaviour(members: list[TraceSummary], rate_out_of: Any, allowed: Any = None
                      ) -> tuple[str, int, float, float] | None:
-    """The behaviour most over-represented in `members` against `others` (key, count, rate in, rate out)."""
+    """The behaviour most over-represented in `members` against the other polarity (key, count, rate in,
+    rate out); `rate_out_of(key)` is the other polarity's share showing the behaviour."""
     counts = Counter(key for s in members for key in s.behaviours if allowed is None or allowed(key))
     best = None
     for key, count in counts.items():
-        rate_in, rate_out = count / len(members), _rate(others, key)
+        rate_in, rate_out = count / len(members), rate_out_of(key)
         if rate_in <= rate_out:
             continue
         rank = (count >= 2, round(rate_in - rate_out, 9), count, [-ord(c) for c in key])
@@ -115,34 +149,37 @@ def choose_behaviour(members: list[TraceSummary], others: list[TraceSummary], al
     return best[1] if best else None
 
 
-def _alternative(behaviour: Behaviour, registry: dict[str, Behaviour], successes: list[TraceSummary],
-                 failures: list[TraceSummary]) -> str | None:
+def _alternative(behaviour: Behaviour, registry: dict[str, Behaviour], profile: CorpusProfile) -> str | None:
     if behaviour.family in _NO_INSTEAD_FAMILIES:
         return None
     options = []
     for key, other in sorted(registry.items()):
         if key == behaviour.key or other.family != behaviour.family:
             continue
-        gain = _rate(successes, key) - _rate(failures, key)
+        gain = profile.rate(SUCCESS, key) - profile.rate(FAILURE, key)
         if gain > 0:
             options.append((-gain, key))
     return min(options)[1] if options else None
 
 
 def propose_for_cluster(polarity: str, cluster_id: int, members: list[TraceSummary], corpus: list[TraceSummary],
-                        registry: dict[str, Behaviour]) -> Proposal | None:
-    """The model-free edit for one cluster, or None when nothing sets it apart from the other polarity."""
-    others = [s for s in corpus if s.polarity != polarity]
+                        registry: dict[str, Behaviour], profile: CorpusProfile | None = None) -> Proposal | None:
+    """The model-free edit for one cluster, or None when nothing sets it apart from the other polarity.
+    `profile` is `CorpusProfile.of(corpus)`, passed in when many clusters share one corpus."""
+    profile = profile or CorpusProfile.of(corpus)
+
+    def rate_out_of(key: str) -> float:
+        return profile.rate_outside(polarity, key)
+
     if polarity == SUCCESS:
-        base = _rate(corpus, key=None)
+        base = profile.success_share()
 
         def helps(key: str) -> bool:  # reinforce only what does not go with failure across the corpus
-            with_b = [s for s in corpus if key in s.behaviours]
-            return registry[key].family not in _NO_REINFORCE_FAMILIES and _success_share(with_b) >= base
+            return registry[key].family not in _NO_REINFORCE_FAMILIES and profile.success_share(key) >= base
 
-        picked = choose_behaviour(members, others, helps)
+        picked = choose_behaviour(members, rate_out_of, helps)
     else:
-        picked = choose_behaviour(members, others)
+        picked = choose_behaviour(members, rate_out_of)
     if picked is None:
         return None
     key, _, rate_in, rate_out = picked
@@ -154,12 +191,10 @@ def propose_for_cluster(polarity: str, cluster_id: int, members: list[TraceSumma
         kind, text = REINFORCE, behaviour.do
     else:
         kind, text = SOFTEN, behaviour.avoid
-        successes = [s for s in corpus if s.polarity == SUCCESS]
-        failures = [s for s in corpus if s.polarity == FAILURE]
-        instead = _alternative(behaviour, registry, successes, failures)
+        instead = _alternative(behaviour, registry, profile)
         if instead:
             text = f"{text} Instead: {registry[instead].do}"
-        condition = cluster_condition(members, corpus, key)
+        condition = cluster_condition(members, corpus, key, profile)
     return Proposal(
         id=f"{polarity[0].upper()}{cluster_id}", kind=kind, polarity=polarity, cluster_id=cluster_id,
         behaviour=key, observation=behaviour.observation, text=text,
