@@ -174,3 +174,12 @@ def test_ground_truth_map_becomes_the_failure_diagnosis(sample, tmp_path):
 def test_unknown_embedder_is_a_clear_error(sample):
     with pytest.raises(RefineError, match="embed stage failed"):
         refine(sample["skill"], sample["traces"], sample["rewards"], embedder="no-such-embedder", clusterer="single")
+
+
+def test_progress_is_called_as_each_stage_ends(sample, tmp_path):
+    seen: list[tuple[str, float]] = []
+    result = refine(sample["skill"], sample["traces"], sample["rewards"], tmp_path, holdout=0.3,
+                    use_umap=False, progress=lambda stage, seconds: seen.append((stage, seconds)))
+    stages = [stage for stage, _ in seen]
+    assert stages == ["read", "summarize", "embed", "cluster", "propose", "gate", "merge", "holdout", "report"]
+    assert dict(seen) == result.stage_seconds

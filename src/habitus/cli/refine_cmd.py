@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from habitus.cli.output import JsonOption, emit, fail, stdout
+from habitus.cli.output import JsonOption, emit, fail, stderr, stdout
 from habitus.refine.cluster import SAMPLE_LIMIT
 
 
@@ -59,6 +59,10 @@ def _llm_parts(name: str | None) -> tuple[Any, Any, Any]:
     if getattr(provider, "name", "") == "none":
         raise ValueError(f"--llm {name}: no model configured (see `habitus config`)")
     return provider, LLMSummarizer(provider), LLMJudge(provider)
+
+
+_NEXT_STAGE = {"read": "summarise", "summarize": "embed", "embed": "cluster", "cluster": "propose",
+               "propose": "gate", "gate": "merge", "merge": "held-out check", "holdout": "report"}
 
 
 def register(app: typer.Typer) -> None:
@@ -118,11 +122,15 @@ def register(app: typer.Typer) -> None:
 
                 stored = load_store_traces(repo, rewards)
             provider, summarizer, judge = _llm_parts(llm)
-            result = refine(skill, traces_path, None if from_store else rewards, out, traces=stored,
-                            ground_truth=ground_truth, holdout=holdout,
-                            clusterer=clusterer, use_umap=not no_umap, gate=not no_gate, gate_fail_open=fail_open,
-                            embedder=embedder, summarizer=summarizer, judge=judge, provider=provider,
-                            install=False, engine=runner, cluster_sample=cluster_sample)
+            with stderr.status("refine: reading traces") as status:  # shown on a terminal only
+                def stage_done(stage: str, seconds: float) -> None:
+                    status.update(f"refine: {stage} done in {seconds:.1f} s; next: {_NEXT_STAGE.get(stage, '')}")
+
+                result = refine(skill, traces_path, None if from_store else rewards, out, traces=stored,
+                                ground_truth=ground_truth, holdout=holdout, clusterer=clusterer,
+                                use_umap=not no_umap, gate=not no_gate, gate_fail_open=fail_open,
+                                embedder=embedder, summarizer=summarizer, judge=judge, provider=provider,
+                                install=False, engine=runner, cluster_sample=cluster_sample, progress=stage_done)
         except (RefineError, ValueError, OSError, StoreError, LLMError) as exc:
             fail(str(exc))
         finally:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -231,11 +232,13 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
            use_umap: bool = True, gate: bool = True, gate_fail_open: bool = False, embedder: str | Any = "tfidf",
            summarizer: Summarizer | None = None, judge: Judge | None = None, provider: Any | None = None,
            install: bool = False, seed: int = holdout_stage.SEED, engine: Engine | None = None,
-           cluster_sample: int = cluster_stage.SAMPLE_LIMIT) -> RefineResult:
+           cluster_sample: int = cluster_stage.SAMPLE_LIMIT,
+           progress: Callable[[str, float], None] | None = None) -> RefineResult:
     """Run the whole pipeline; writes the four output files when `out_dir` is given.
 
     `engine` runs reading, summarising and embedding over workers (default: this process);
-    `cluster_sample` is the partition size above which clustering samples, then assigns.
+    `cluster_sample` is the partition size above which clustering samples, then assigns;
+    `progress(stage, seconds)` is called as each stage ends.
     """
     times: dict[str, float] = {}
     clock = time.perf_counter()
@@ -245,6 +248,8 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
         now = time.perf_counter()
         times[stage] = round(times.get(stage, 0.0) + now - clock, 4)
         clock = now
+        if progress is not None:
+            progress(stage, times[stage])
 
     if clusterer not in cluster_stage.METHODS:
         raise RefineError(f"unknown clusterer {clusterer!r}; choose one of {', '.join(cluster_stage.METHODS)}")
