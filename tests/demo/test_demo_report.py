@@ -84,3 +84,16 @@ def test_demo_replays_a_generated_real_style_history(demo_run: dict) -> None:
     habitus, changed = replay["summary"]["habitus"], replay["summary"]["most-changed"]
     assert habitus["f1"] > changed["f1"] and replay["summary"]["none"]["hit"] == 0
     assert (demo_run["out"] / "replay" / "report.html").is_file()
+
+
+def test_the_terminal_summary_reads_as_sentences_not_data(demo_run: dict) -> None:
+    from habitus.cli.demo_cmd import fact_line
+
+    facts = {k: v for k, v in demo_run["result"]["facts"].items() if k != "recall"}
+    lines = [fact_line(key, value) for key, value in facts.items()]
+    for key, line in zip(facts, lines, strict=True):
+        assert not line.startswith(f"{key}: "), line  # every fact of the demo has its own wording
+        assert "{" not in line and "'" not in line, line  # no dict or list repr reaches the terminal
+    ingest = facts["ingest"]
+    assert f"ingested {ingest['traces']} traces" in lines[list(facts).index("ingest")]
+    assert fact_line("unknown", {"a": 1}) == "unknown: {'a': 1}"  # a new fact still prints
