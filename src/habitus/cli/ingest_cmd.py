@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from habitus.cli.output import JsonOption, emit, fail, stdout, warn
+from habitus.cli.output import JsonOption, RayAddressOption, emit, fail, stdout, warn
 
 
 def _render(data: dict[str, Any]) -> None:
@@ -111,9 +111,7 @@ def register(app: typer.Typer) -> None:
         engine: str = typer.Option("local", "--engine", help="local (this process) or ray: parse and redact the "
                                                              "files on Ray workers (pip install 'habitus\\[fleet]'); "
                                                              "the store is written here either way."),
-        address: str | None = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster "
-                                                                   "(e.g. ray://head:10001 or auto); default: a "
-                                                                   "local Ray on this machine's CPUs."),
+        address: str | None = RayAddressOption,
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         as_json: bool = JsonOption,
     ) -> None:

@@ -18,6 +18,9 @@ stdout = Console()
 stderr = Console(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print one JSON document on stdout and nothing else there.")
+RayAddressOption = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster (e.g. "
+                                                        "ray://head:10001 or auto); default: a local Ray on this "
+                                                        "machine's CPUs.")
 
 
 class UserError(Exception):

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from habitus.cli.output import JsonOption, emit, fail, stderr, stdout
+from habitus.cli.output import JsonOption, RayAddressOption, emit, fail, stderr, stdout
 from habitus.refine.cluster import SAMPLE_LIMIT
 
 
@@ -92,9 +92,7 @@ def register(app: typer.Typer) -> None:
         engine: str = typer.Option("local", "--engine", help="local (this process) or ray: read, summarise and "
                                                              "embed on Ray workers (pip install 'habitus\\[fleet]'); "
                                                              "same outputs."),
-        address: str | None = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster "
-                                                                   "(e.g. ray://head:10001 or auto); default: a "
-                                                                   "local Ray."),
+        address: str | None = RayAddressOption,
         cluster_sample: int = typer.Option(SAMPLE_LIMIT, "--cluster-sample", min=0,
                                            help="Partitions larger than this are clustered by a seeded sample of "
                                                 "this size, the rest assigned to the nearest cluster (0: always "
