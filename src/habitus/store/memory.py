@@ -17,6 +17,7 @@ from habitus.core.subject import subject_root_commit as root_of
 from habitus.core.workflow import WORKFLOW_STATUSES, Counters, Workflow
 from habitus.store.db import dialect, lock_subject, transaction
 from habitus.store.home import touch_memory_stamp
+from habitus.store.scrub import redacted_id, redacted_value
 from habitus.store.sqlite import ensure_schema, utc_now
 
 if TYPE_CHECKING:  # records load only where they are read or written: recall reads workflows alone
@@ -83,23 +84,6 @@ def ensure_memory_schema(conn: Any) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
-def _redacted(value: Any) -> Any:
-    """A value from outside (an imported workflow, a task, a reason) as it may be stored: secrets redacted."""
-    from habitus.capture.redact import redact_value
-
-    return redact_value(value)[0]
-
-
-def _redacted_id(value: str | None) -> str | None:
-    if not value:
-        return value
-    from habitus.capture.redact import redact_identifier
-
-    return redact_identifier(str(value))
-
-
-
-
 def suspension_reason(counters: Counters) -> str | None:
     """Why a workflow with these counters must be suspended, or None.
 
@@ -135,8 +119,8 @@ def _row_to_workflow(row: Any) -> Workflow:
 
 def _upsert(conn: Any, wf: Workflow, subject: str | None, origin: str, now: str,
             keep_counters: bool) -> None:
-    wf.id, wf.name = str(_redacted_id(wf.id)), _redacted(wf.name)  # imports come from files anyone can write
-    data = _redacted(wf.to_dict())
+    wf.id, wf.name = str(redacted_id(wf.id)), redacted_value(wf.name)  # imports come from files anyone can write
+    data = redacted_value(wf.to_dict())
     data.pop("status_reason", None)
     counter_update = "" if keep_counters else (
         ", shown = excluded.shown, helped = excluded.helped, misled = excluded.misled, stale = excluded.stale,"
@@ -252,7 +236,7 @@ def set_workflow_status(conn: Any, workflow_id: str, status: str, reason: str | 
         raise ValueError(f"unknown workflow status {status!r} (one of {', '.join(WORKFLOW_STATUSES)})")
     ensure_memory_schema(conn)
     cur = conn.execute("UPDATE workflows SET status = ?, status_reason = ?, updated = ? WHERE id = ?",
-                       (status, _redacted(reason), utc_now(), workflow_id))
+                       (status, redacted_value(reason), utc_now(), workflow_id))
     if cur.rowcount == 0:
         raise KeyError(workflow_id)
     row = conn.execute("SELECT root FROM workflows WHERE id = ?", (workflow_id,)).fetchone()
@@ -310,8 +294,8 @@ def log_handover(conn: Any, entry: dict[str, Any]) -> int:
     `workflow` and `place` {file, chain}), stale, moved, chars, created (defaults to now).
     """
     ensure_memory_schema(conn)
-    data = _redacted(dict(entry))  # the task is the user's prompt as the hook received it
-    data["session_id"] = _redacted_id(data.get("session_id"))
+    data = redacted_value(dict(entry))  # the task is the user's prompt as the hook received it
+    data["session_id"] = redacted_id(data.get("session_id"))
     data.setdefault("created", utc_now())
     row = conn.execute(
         "INSERT INTO handovers(session_id, subject, root, task, cwd, chars, created, data) VALUES (?,?,?,?,?,?,?,?)"
@@ -329,7 +313,7 @@ def list_handovers(conn: Any, *, session_id: str | None = None,
     sql, args = "SELECT id, feedback_trace, data FROM handovers WHERE 1 = 1", []
     if session_id is not None:
         sql += " AND session_id = ?"
-        args.append(_redacted_id(session_id))
+        args.append(redacted_id(session_id))
     if subject is not None:
         sql += " AND root = ?"
         args.append(root_of(subject))
@@ -357,7 +341,7 @@ def save_records(conn: Any, records: Iterable[Record]) -> int:
     """Insert or replace records (keyed by trace id); returns how many were written."""
     ensure_memory_schema(conn)
     rows = [(r.trace_id, r.subject, root_of(r.subject), r.session_id, r.date,
-             json.dumps(_redacted(r.to_dict()), ensure_ascii=False)) for r in records]
+             json.dumps(redacted_value(r.to_dict()), ensure_ascii=False)) for r in records]
     with transaction(conn):
         conn.executemany("INSERT INTO learn_records(trace_id, subject, root, session_id, date, data)"
                          " VALUES (?,?,?,?,?,?) ON CONFLICT(trace_id) DO UPDATE SET subject = excluded.subject,"

@@ -18,6 +18,7 @@ from typing import Any
 from habitus.core.note import NOTE_KINDS, NOTE_STATES, RULE_STATES, Note, Rule
 from habitus.core.subject import subject_root_commit as root_of
 from habitus.store.db import transaction
+from habitus.store.scrub import redacted_id, redacted_text, redacted_value
 from habitus.store.share import LAYERS, member_id
 from habitus.store.sqlite import ensure_schema, utc_now
 
@@ -90,34 +91,6 @@ def ensure_notes_schema(conn: Any) -> None:
     ensure_schema(conn, COMPONENT, MIGRATIONS)
 
 
-
-
-def _redacted(text: str | None) -> str | None:
-    """Free text from outside (a reason, a note) as it may be stored: secrets redacted."""
-    if not text:
-        return text
-    from habitus.capture.redact import redact
-
-    return redact(text)[0]
-
-
-def _redacted_value(value: Any) -> Any:
-    from habitus.capture.redact import redact_value
-
-    return redact_value(value)[0]
-
-
-def _redacted_id(value: str | None) -> str | None:
-    """An id from outside (a hook's session id) as stored; the same id always maps to the same stored id."""
-    if not value:
-        return value
-    from habitus.capture.redact import redact_identifier
-
-    return redact_identifier(str(value))
-
-
-
-
 def _row_to_note(row: Any) -> Note:
     return Note(id=row["id"], text=row["text"], kind=row["kind"], subject=row["subject"], state=row["state"],
                 supersedes=row["supersedes"], superseded_by=row["superseded_by"], reason=row["reason"],
@@ -170,7 +143,7 @@ def add_note(conn: Any, text: str, *, kind: str = "convention", subject: str | N
     from habitus.capture.redact import redact, redact_value
 
     text = redact(text)[0]  # notes come from people and agents (MCP): redacted like traces
-    session_id, evidence = _redacted_id(session_id), redact_value(dict(evidence or {}))[0]
+    session_id, evidence = redacted_id(session_id), redact_value(dict(evidence or {}))[0]
     layer = layer or ("team" if subject else "personal")
     if layer not in LAYERS:
         raise NoteError(f"unknown layer {layer!r} (team or personal)")
@@ -212,7 +185,7 @@ def add_notes_bulk(conn: Any, notes: list[Note]) -> int:
     from habitus.capture.redact import redact, redact_value
 
     rows = [(n.id, n.subject, root_of(n.subject), n.kind, redact(n.text)[0], n.state, n.supersedes, n.source,
-             _redacted_id(n.session_id), json.dumps(redact_value(n.evidence)[0]), n.created or now,
+             redacted_id(n.session_id), json.dumps(redact_value(n.evidence)[0]), n.created or now,
              n.updated or now, n.layer, n.producer) for n in notes]
     with transaction(conn):
         conn.executemany(
@@ -312,7 +285,7 @@ def archive_note(conn: Any, note_id: str, reason: str) -> Note:
     ensure_notes_schema(conn)
     with _note_dbs(conn) as dbs:
         done = sum(db.execute("UPDATE notes SET state = 'archived', reason = ?, updated = ? WHERE id = ?",
-                              (_redacted(reason), utc_now(), note_id)).rowcount for db in dbs)
+                              (redacted_text(reason), utc_now(), note_id)).rowcount for db in dbs)
     if done == 0:
         raise NoteError(f"no note with id {note_id}")
     note = get_note(conn, note_id)
@@ -338,7 +311,7 @@ def record_feedback(conn: Any, item_id: str, verdict: str, reason: str | None = 
         raise NoteError(f"unknown verdict {verdict!r} (one of {', '.join(FEEDBACK_VERDICTS)})")
     ensure_notes_schema(conn)
     row = conn.execute("INSERT INTO item_feedback(item_id, verdict, reason, created) VALUES (?,?,?,?) RETURNING id",
-                       (_redacted_id(item_id), verdict, _redacted(reason), utc_now())).fetchone()
+                       (redacted_id(item_id), verdict, redacted_text(reason), utc_now())).fetchone()
     return int(row[0])
 
 
@@ -362,7 +335,7 @@ def set_rule_state(conn: Any, target: str, rule: Rule, state: str) -> None:
         "INSERT INTO rule_state(target, hash, rule_id, text, state, evidence, date) VALUES (?,?,?,?,?,?,?) "
         "ON CONFLICT(target, hash) DO UPDATE SET rule_id = excluded.rule_id, text = excluded.text,"
         " state = excluded.state, evidence = excluded.evidence, date = excluded.date",
-        (target, rule.hash, rule.id, _redacted(rule.text), state, json.dumps(_redacted_value(rule.evidence),
+        (target, rule.hash, rule.id, redacted_text(rule.text), state, json.dumps(redacted_value(rule.evidence),
                                                                              default=str), utc_now()))
 
 
@@ -383,7 +356,7 @@ def list_rule_states(conn: Any, target: str | None = None) -> list[Rule]:
 def shown_in_session(conn: Any, session_id: str, kind: str) -> set[str]:
     ensure_notes_schema(conn)
     return {r[0] for r in conn.execute("SELECT item_id FROM hook_shown WHERE session_id = ? AND kind = ?",
-                                       (_redacted_id(session_id), kind))}
+                                       (redacted_id(session_id), kind))}
 
 
 def mark_shown(conn: Any, session_id: str, kind: str, item_ids: list[str]) -> None:
@@ -391,4 +364,4 @@ def mark_shown(conn: Any, session_id: str, kind: str, item_ids: list[str]) -> No
     now = utc_now()
     conn.executemany("INSERT INTO hook_shown(session_id, kind, item_id, shown_at) VALUES (?,?,?,?)"
                      " ON CONFLICT DO NOTHING",
-                     [(_redacted_id(session_id), kind, _redacted_id(i), now) for i in item_ids])
+                     [(redacted_id(session_id), kind, redacted_id(i), now) for i in item_ids])
