@@ -160,7 +160,7 @@ def _one_line(text: str, limit: int = 300) -> str:
 def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
                         conn: sqlite3.Connection | None = None) -> Any:
     """The PreToolUse output (`prepared.Prepared`): the edit's warnings as context, never a decision or block."""
-    from habitus.deliver.prepared import Prepared, connect_store, hook_output, payload_cwd, session_db
+    from habitus.deliver.prepared import Prepared, hook_output, hook_stores, payload_cwd
     from habitus.store.notes import ensure_notes_schema, mark_shown
 
     if str(payload.get("tool_name") or "").lower() not in EDIT_TOOLS:
@@ -169,10 +169,7 @@ def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
     if cwd is None:
         return Prepared(skipped=why)
     session = str(payload.get("session_id") or "")
-    db, owned = connect_store(conn)
-    local, owned_local = session_db(db, owned)
-    prepared = Prepared(conn=local, owned=owned_local)
-    try:
+    with hook_stores(conn) as (db, local, prepared):
         ensure_notes_schema(local)
         warnings = edit_warnings(payload, db, session=session, local=local)
         if not warnings:
@@ -185,12 +182,6 @@ def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
                     mark_shown(local, session, kind, keys)
         prepared.output = hook_output("PreToolUse", "\n".join(w.text for w in warnings), agent)
         return prepared
-    except BaseException:
-        prepared.discard()
-        raise
-    finally:
-        if local is not db and owned:
-            db.close()
 
 
 def before_tool(payload: dict[str, Any], *, agent: str = "claude",

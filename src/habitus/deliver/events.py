@@ -23,13 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from habitus.deliver.prepared import (
-    Prepared,
-    connect_store,
-    hook_output,
-    payload_cwd,
-    session_db,
-)
+from habitus.deliver.prepared import Prepared, hook_output, hook_stores, payload_cwd
 
 if TYPE_CHECKING:
     from habitus.store.db import Connection
@@ -97,10 +91,7 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
     prompt = prompt[:MAX_PROMPT_CHARS]
     from habitus.recall.api import recall, record_handover
 
-    db, owned = connect_store(conn)
-    local, owned_local = session_db(db, owned)
-    prepared = Prepared(conn=local, owned=owned_local)
-    try:
+    with hook_stores(conn) as (db, local, prepared):
         from habitus.store.memory import ensure_memory_schema
         from habitus.store.notes import ensure_notes_schema, mark_shown, shown_in_session
 
@@ -138,12 +129,6 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
         if show:
             prepared.output = hook_output("UserPromptSubmit", str(data["text"]), agent)
         return prepared
-    except BaseException:
-        prepared.discard()
-        raise
-    finally:
-        if local is not db and owned:
-            db.close()  # a shared store was only read (from the local cache, or once to refresh it)
 
 
 # --- after a tool call ------------------------------------------------------------------------------------
@@ -171,10 +156,7 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
     if subject is None:
         return Prepared(skipped=not_a_repo_reason(cwd))
     session = str(payload.get("session_id") or "")
-    db, owned = connect_store(conn)
-    local, owned_local = session_db(db, owned)
-    prepared = Prepared(conn=local, owned=owned_local)
-    try:
+    with hook_stores(conn) as (db, local, prepared):
         from habitus.recall.cache import active_workflows
         from habitus.recall.quote import quote_evidence
         from habitus.recall.render import pitfall_line
@@ -201,12 +183,6 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
         failure = payload.get("hook_event_name") == "PostToolUseFailure"  # Claude wants the event's own name back
         prepared.output = hook_output("PostToolUseFailure" if failure else "PostToolUse", "\n".join(lines), agent)
         return prepared
-    except BaseException:
-        prepared.discard()
-        raise
-    finally:
-        if local is not db and owned:
-            db.close()
 
 
 # --- session end ------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ The handlers are in `deliver.events` (prompt submit, after a tool call, session 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,3 +110,24 @@ def payload_cwd(payload: dict[str, Any]) -> tuple[Path | None, str | None]:
     except (OSError, ValueError):  # a NUL byte or an unreadable parent
         pass
     return None, f"skipped: cwd {cwd[:200]!r} is not a folder"
+
+
+@contextmanager
+def hook_stores(conn: Connection | None) -> Iterator[tuple[Connection, Connection, Prepared]]:
+    """(the store, where the hook writes, the `Prepared` holding those writes) for one event handler.
+
+    An error rolls the held writes back and goes on up (the entry point logs it); on a shared store the
+    server connection, which a hook only reads from (the local cache, or once to refresh it), is closed
+    on the way out, while the local file stays open in `Prepared` until the output is written.
+    """
+    db, owned = connect_store(conn)
+    local, owned_local = session_db(db, owned)
+    prepared = Prepared(conn=local, owned=owned_local)
+    try:
+        yield db, local, prepared
+    except BaseException:
+        prepared.discard()
+        raise
+    finally:
+        if local is not db and owned:
+            db.close()
