@@ -115,3 +115,21 @@ def claude_mistake_session(session: str, cwd: Path, day: int, output: str = MIST
 def _both_stores(store_backend: str) -> str:
     """Every test here runs on both stores (SQLite and a real PostgreSQL; see tests/backends.py)."""
     return store_backend
+
+
+def commit_migrations(repo: Path, text: str = "MIGRATIONS = []\n", message: str = "db") -> None:
+    """Commit `db/migrations.py`, the file the tests' migration workflow points at."""
+    (repo / "db").mkdir(exist_ok=True)
+    (repo / "db" / "migrations.py").write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def migration_workflow(*, cues: tuple[str, ...] = ("migration",), use_when: str = "adding a migration",
+                       **extra: object) -> object:
+    """The tests' one-step workflow: add a database migration by appending to `db/migrations.py`."""
+    from habitus.core.workflow import Cues, Place, Workflow, WorkflowStep
+
+    return Workflow(id="wf-mig", name="add a database migration", use_when=use_when, cues=Cues(any=list(cues)),
+                    steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))],
+                    **extra)

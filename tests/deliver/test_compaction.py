@@ -7,22 +7,16 @@ from pathlib import Path
 
 from backends import connect
 from habitus.capture.subject import repo_subject
-from habitus.core.workflow import Cues, Place, Workflow, WorkflowStep
 from habitus.store.memory import get_workflow, save_workflows
 from habitus.store.outbox import flush_outbox
 
-from .conftest import git, run_hook
+from .conftest import commit_migrations, migration_workflow, run_hook
 
 
 def _seed(repo: Path) -> None:
-    (repo / "db").mkdir()
-    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "db")
+    commit_migrations(repo)
     conn = connect()
-    save_workflows(conn, repo_subject(repo), [Workflow(
-        id="wf-mig", name="add a database migration", use_when="adding a migration", cues=Cues(any=["migration"]),
-        steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))])])
+    save_workflows(conn, repo_subject(repo), [migration_workflow()])
     conn.close()
 
 

@@ -16,11 +16,10 @@ from pathlib import Path
 
 from backends import connect
 from habitus.capture.subject import repo_subject
-from habitus.core.workflow import Cues, Place, Workflow, WorkflowStep
 from habitus.store.memory import list_handovers, save_workflows
 from habitus.store.outbox import flush_outbox
 
-from .conftest import git, run_hook
+from .conftest import commit_migrations, migration_workflow, run_hook
 
 HOOK = [sys.executable, "-m", "habitus.deliver.hook"]
 
@@ -31,15 +30,9 @@ def _log(home: Path) -> str:
 
 
 def _seed(repo: Path) -> None:
-    (repo / "db").mkdir()
-    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "schema")
+    commit_migrations(repo, message="schema")
     conn = connect()
-    save_workflows(conn, repo_subject(repo), [
-        Workflow(id="wf-mig", name="add a database migration", use_when="adding a database migration",
-                 cues=Cues(any=["migration"]),
-                 steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))])])
+    save_workflows(conn, repo_subject(repo), [migration_workflow(use_when="adding a database migration")])
     conn.close()
 
 

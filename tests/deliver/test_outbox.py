@@ -9,24 +9,18 @@ import pytest
 
 from backends import connect
 from habitus.capture.subject import repo_subject
-from habitus.core.workflow import Cues, Place, Workflow, WorkflowStep
 from habitus.deliver.events import run_event
 from habitus.store.db import open_local_db
 from habitus.store.memory import get_workflow, import_workflows, list_handovers
 from habitus.store.outbox import flush, flush_outbox, pending
 
-from .conftest import git
+from .conftest import commit_migrations, migration_workflow
 
 
 def _seed(repo: Path) -> None:
-    (repo / "db").mkdir()
-    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "db")
+    commit_migrations(repo)
     conn = connect()
-    import_workflows(conn, repo_subject(repo), [Workflow(
-        id="wf-mig", name="add a database migration", cues=Cues(any=["migration"]),
-        steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))])])
+    import_workflows(conn, repo_subject(repo), [migration_workflow(use_when="")])
     conn.execute("UPDATE workflows SET updated = '2026-01-01T00:00:00+00:00'")  # settled: the cache is written
     conn.close()
 

@@ -13,11 +13,11 @@ import pytest
 
 from backends import connect
 from habitus.capture.subject import repo_subject
-from habitus.core.workflow import Cues, Pitfall, Place, Trigger, Workflow, WorkflowStep
+from habitus.core.workflow import Pitfall, Trigger
 from habitus.deliver.install import OWNER_MARK, install_hooks, uninstall_hooks
 from habitus.store.memory import save_workflows
 
-from .conftest import claude_session_lines, git
+from .conftest import claude_session_lines, commit_migrations, migration_workflow
 
 ORIGINAL = """{
   "hooks": {
@@ -39,14 +39,9 @@ def _run(command: str, payload: dict) -> subprocess.CompletedProcess:
 
 
 def _seed(repo: Path) -> None:
-    (repo / "db").mkdir()
-    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "db")
+    commit_migrations(repo)
     conn = connect()
-    save_workflows(conn, repo_subject(repo), [Workflow(
-        id="wf-mig", name="add a database migration", use_when="adding a migration", cues=Cues(any=["migration"]),
-        steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))],
+    save_workflows(conn, repo_subject(repo), [migration_workflow(
         pitfalls=[Pitfall(text="Run `make migrate` before pytest.", trigger=Trigger(all=["pytest"]))])])
     conn.close()
 
@@ -95,14 +90,9 @@ def test_session_end_judges_the_hand_over_the_session_received(repo: Path, tmp_p
 
     from .conftest import claude_mistake_session, run_hook
 
-    (repo / "db").mkdir()
-    (repo / "db" / "migrations.py").write_text("MIGRATIONS = []\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "db")
+    commit_migrations(repo)
     conn = connect()
-    import_workflows(conn, repo_subject(repo), [Workflow(
-        id="wf-mig", name="add a database migration", use_when="adding a migration", cues=Cues(any=["column"]),
-        steps=[WorkflowStep(do="Append the migration", place=Place(file="db/migrations.py"))])])
+    import_workflows(conn, repo_subject(repo), [migration_workflow(cues=("column",))])
     conn.close()
     transcript = tmp_path / "s-fb.jsonl"
     transcript.write_text("\n".join(claude_mistake_session("s-fb", repo, 20)) + "\n")
