@@ -69,11 +69,13 @@ def test_held_out_check_uses_every_held_out_trace_when_clustering_samples(tmp_pa
     assert sampled.accepted
     for proposal in sampled.accepted:
         assert proposal["holdout"]["n"] == len(held) == len(test)
-    by_behaviour = {p["behaviour"]: p["holdout"] for p in exact.accepted}
-    for proposal in sampled.accepted:  # the same edit gets the same held-out figures either way
-        if proposal["behaviour"] in by_behaviour:
-            assert proposal["holdout"] == by_behaviour[proposal["behaviour"]]
-    assert holdout.FLAGGED  # the flags read the same figures
+    by_behaviour = {(p["behaviour"], p["kind"]): p["holdout"] for p in exact.accepted}
+    shared = [p for p in sampled.accepted if (p["behaviour"], p["kind"]) in by_behaviour]
+    assert shared  # the loop below compares something
+    for proposal in shared:  # the same edit gets the same held-out figures either way, and so the same flag
+        assert proposal["holdout"] == by_behaviour[(proposal["behaviour"], proposal["kind"])]
+        assert (proposal["holdout"]["status"] in holdout.FLAGGED) == (
+            by_behaviour[(proposal["behaviour"], proposal["kind"])]["status"] in holdout.FLAGGED)
 
 
 def test_a_sampled_partition_keeps_tiny_groups_out_of_its_clusters() -> None:

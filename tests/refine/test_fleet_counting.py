@@ -52,6 +52,16 @@ def test_a_proposal_is_the_same_with_a_shared_profile() -> None:
     alone = propose_for_cluster(FAILURE, 0, members, corpus, catalogue())
     shared = propose_for_cluster(FAILURE, 0, members, corpus, catalogue(), profile)
     assert alone is not None and shared is not None and alone.to_dict() == shared.to_dict()
+    # and both are the list-counted figures: the chosen behaviour's rates, and no behaviour set further apart
+    others = [s for s in corpus if s.polarity != FAILURE]
+
+    def rates(key: str) -> tuple[float, float]:
+        return (sum(key in s.behaviours for s in members) / len(members),
+                sum(key in s.behaviours for s in others) / len(others))
+
+    assert (shared.cluster_rate, shared.other_rate) == rates(shared.behaviour)
+    best = max(rate_in - rate_out for rate_in, rate_out in map(rates, {k for s in members for k in s.behaviours}))
+    assert round(shared.cluster_rate - shared.other_rate, 9) == round(best, 9)
     assert cluster_condition(members, corpus, alone.behaviour) == cluster_condition(
         members, corpus, alone.behaviour, profile)
 

@@ -55,7 +55,11 @@ def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_pro
     from habitus.fleet.engine import get_engine
 
     runner = get_engine(engine, address)
-    store = open_store()
+    try:
+        store = open_store()
+    except BaseException:
+        runner.close()  # a Ray this process started must not outlive a store that cannot open
+        raise
     try:
         with Progress(TextColumn("[bold]ingest[/bold]"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                       TextColumn("{task.description}"), console=stderr, transient=True,

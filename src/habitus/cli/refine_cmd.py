@@ -139,4 +139,4 @@ def register(app: typer.Typer) -> None:
             from habitus.refine.pipeline import install_skill
 
             result.installed, result.previous = install_skill(skill, result.proposed_skill)
-        emit({**result.to_dict(), "engine": engine}, as_json, render=_render)
+        emit({**result.to_dict(), "engine": runner.name if runner is not None else engine}, as_json, render=_render)

@@ -31,9 +31,10 @@ class EngineError(ValueError):
 
 
 class Engine(Protocol):
-    """Runs `fn` over items, results in input order."""
+    """Runs `fn` over items, results in input order; `parallel`: whether items run in other processes."""
 
     name: str
+    parallel: bool
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]: ...
 
@@ -44,7 +45,7 @@ class LocalEngine:
     """The single-process path: `fn` applied in this process, one item after the other."""
 
     name = "local"
-    workers = 1
+    parallel = False
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         for item in items:
@@ -52,12 +53,6 @@ class LocalEngine:
 
     def close(self) -> None:
         return None
-
-    def __enter__(self) -> LocalEngine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def import_ray() -> Any:
@@ -73,8 +68,9 @@ class RayEngine:
     """`fn` as Ray tasks, at most `window` in flight, results collected in submission order."""
 
     name = "ray"
+    parallel = True
 
-    def __init__(self, address: str | None = None, *, num_cpus: int | None = None, window: int | None = None) -> None:
+    def __init__(self, address: str | None = None, *, window: int | None = None) -> None:
         ray = import_ray()
         self._ray = ray
         self._owned = False
@@ -85,8 +81,6 @@ class RayEngine:
                                        "log_to_driver": False, "configure_logging": True}
             if address:
                 options["address"] = address
-            elif num_cpus:
-                options["num_cpus"] = num_cpus
             try:
                 ray.init(**options)
             except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; the user gets one line
@@ -123,14 +117,8 @@ class RayEngine:
             self._ray.shutdown()
         self._owned = False
 
-    def __enter__(self) -> RayEngine:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def get_engine(name: str = "local", address: str | None = None, *, num_cpus: int | None = None) -> Engine:
+def get_engine(name: str = "local", address: str | None = None) -> Engine:
     """The engine called `name` (`local` or `ray`); `address` (ray only) names a running cluster."""
     key = (name or "local").strip().lower()
     if key == "local":
@@ -138,7 +126,7 @@ def get_engine(name: str = "local", address: str | None = None, *, num_cpus: int
             raise EngineError("--address needs --engine ray")
         return LocalEngine()
     if key == "ray":
-        return RayEngine(address, num_cpus=num_cpus)
+        return RayEngine(address)
     raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
 
 
@@ -154,4 +142,4 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
-__all__ = ["ENGINES", "Engine", "EngineError", "LocalEngine", "RayEngine", "batched", "get_engine", "import_ray"]
+__all__ = ["ENGINES", "Engine", "EngineError", "LocalEngine", "RayEngine", "batched", "get_engine"]

@@ -55,4 +55,4 @@ def local_paths(locations: list[str] | list[Path]) -> list[Path]:
     return [local_path(x) for x in locations]
 
 
-__all__ = ["SourceError", "is_url", "local_path", "local_paths"]
+__all__ = ["SourceError", "local_path", "local_paths"]

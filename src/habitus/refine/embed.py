@@ -74,10 +74,18 @@ def embed_batch(work: tuple[Any, list[str]]) -> Any:
     return embedder.embed(texts)
 
 
+def _runs_on_workers(embedder: Any) -> bool:
+    """Whether batches of this embedder may go to other processes: a local model that is fitted here once
+    (TF-IDF), so the workers need only its vocabulary. A model loaded from disk (MiniLM) would load again in
+    every batch, and a remote API's embedder holds its key, which must not leave the driver."""
+    return hasattr(embedder, "fit") and getattr(embedder, "url", None) is None and \
+        str(getattr(embedder, "name", "")).startswith("tfidf")
+
+
 def embed_texts(texts: list[str], embedder: Any, engine: Engine | None = None) -> Any:
     """Embed and re-normalise (cheap, and it protects the cosine steps from an embedder that forgets)."""
     texts = list(texts)
-    if engine is not None and engine.name != "local" and hasattr(embedder, "fit") and texts:
+    if engine is not None and engine.parallel and _runs_on_workers(embedder) and texts:
         import numpy as np
 
         from habitus.fleet.engine import batched

@@ -188,7 +188,7 @@ def summarize_all(traces: list[Trace], summarizer: Summarizer, engine: Engine | 
     summaries: list[TraceSummary] = []
     known = [t for t in sorted(traces, key=lambda t: t.id) if polarity_of(t) is not None]
     unknown = len(traces) - len(known)
-    if engine is None or engine.name == "local" or not isinstance(summarizer, RuleSummarizer):
+    if engine is None or not engine.parallel or not isinstance(summarizer, RuleSummarizer):
         for trace in known:
             summaries.append(summarizer.summarize(trace, registry))
     else:

@@ -76,8 +76,8 @@ def _task_words(text: str) -> frozenset[str]:
 @dataclass
 class CorpusProfile:
     """What every cluster's proposal reads from the whole training corpus, counted once (a fleet corpus
-    has many clusters; counting per cluster made propose cost clusters x traces). The shares it gives are
-    the same numbers `_rate` and `_success_share` compute from the lists."""
+    has many clusters; counting per cluster made propose cost clusters x traces). Each share is what
+    filtering the corpus list and counting would give, to the last bit (same integers, same division)."""
 
     size: int
     by_polarity: Counter[str]
