@@ -41,6 +41,13 @@ def test_type_names_imported_inline_are_not_definitions() -> None:
     assert defined_symbols(source) == ("Local",)
 
 
+def test_a_definition_whose_name_ends_its_line_is_still_a_definition() -> None:
+    # brace on the next line (C#, Java, C), an `extends` clause on the next line: the name ends its line
+    source = ("public class Foo\n{\n}\nstruct Point\n{\n};\nenum Color\n{ Red }\n"
+              "export interface Props\n  extends Base {}\nclass Widget\n")
+    assert defined_symbols(source) == ("Foo", "Point", "Color", "Props", "Widget")
+
+
 @pytest.mark.parametrize(("words", "same"), [
     (("remediation", "remediate", "remediations", "Remediate".lower()), True),
     (("evaluator", "evaluation", "evaluate"), True), (("file", "files"), True), (("run", "running"), True),

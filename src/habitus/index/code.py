@@ -36,10 +36,11 @@ _TOP_BINDING = re.compile(r"^(?:export\s+)?(?:declare\s+)?(?:const|let|var|val)\
 _PY_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]+)?=", re.M)
 _METHOD = re.compile(r"^[ \t]+(?:(?:public|private|protected|static|final|virtual|override|async|internal)\s+)+"
                      r"[\w<>\[\],.?]+\s+([A-Za-z_]\w*)\s*\(", re.M)
-# `import { type Row, type Col as C } from …` (TypeScript): a name imported, not defined here
-_IMPORT_SPECIFIER = re.compile(r"[ \t]*(?:,|\}|as\b|$)", re.M)
+# `import { type Row, type Col as C } from …` / `export { type Row }` (TypeScript): names imported or
+# re-exported, not defined here; the braces are blanked (newlines kept) before definitions are read
+_IMPORT_BRACES = re.compile(r"^[ \t]*(?:import|export)\s+(?:type\s+)?\{[^}]*\}", re.M)
 _FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-SYMBOLS_VERSION = 2  # bumped when `defined_symbols` changes: cached symbols of older versions are not reused
+SYMBOLS_VERSION = 3  # bumped when `defined_symbols` changes: cached symbols of older versions are not reused
 KEEP_COMMIT_INDEXES = 32  # per repo; older per-commit indexes are removed (the blob cache keeps their symbols)
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "return", "new", "of", "in", "as", "from", "import", "default",
                         "extends", "implements", "where", "self", "this", "super", "void"})
@@ -103,10 +104,11 @@ def defined_symbols(text: str) -> tuple[str, ...]:
     """Names a source file defines, in order of first definition (keyword definitions, top-level bindings,
     Python constants, methods with modifiers)."""
     found: dict[str, None] = {}
+    text = _IMPORT_BRACES.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     for pattern in (_KEYWORD_DEF, _TOP_BINDING, _PY_CONSTANT, _METHOD):
         for m in pattern.finditer(text):
             name = m.group(1)
-            if name in _NOT_NAMES or len(name) <= 1 or _IMPORT_SPECIFIER.match(text, m.end()):
+            if name in _NOT_NAMES or len(name) <= 1:
                 continue
             found.setdefault(name, None)
     return tuple(found)[:MAX_SYMBOLS_PER_FILE]
