@@ -16,8 +16,9 @@ COMPACT_SOURCES = {"compact"}
 
 def prepare_session_start(payload: dict[str, Any], *, agent: str = "claude",
                           conn: sqlite3.Connection | None = None) -> Any:
-    """The SessionStart output (`prepared.Prepared`): the current hand-over after a compaction, else nothing."""
-    from habitus.deliver.prepared import Prepared, connect_store, hook_output, payload_cwd, session_db
+    """The SessionStart output (`prepared.Prepared`): the current hand-over after a compaction, else nothing.
+    Reads only: the held writes are none."""
+    from habitus.deliver.prepared import Prepared, hook_output, hook_stores, payload_cwd
 
     session = str(payload.get("session_id") or "")
     if str(payload.get("source") or "") not in COMPACT_SOURCES or not session:
@@ -29,28 +30,12 @@ def prepare_session_start(payload: dict[str, Any], *, agent: str = "claude",
     from habitus.store.memory import list_handovers
     from habitus.store.outbox import queued_handovers
 
-    db, owned = connect_store(conn)
-    prepared = Prepared(conn=db, owned=owned)  # reads only: nothing to commit
-    try:
-        local, owned_local = session_db(db, False)
-        try:  # on a shared store the latest hand-overs may still wait in this machine's outbox
-            shown = queued_handovers(local, session) if local is not db else []
-        finally:
-            if owned_local:
-                local.close()
-        shown = shown or list_handovers(db, session_id=session)
+    with hook_stores(conn) as (db, local, prepared):
+        # on a shared store the latest hand-overs may still wait in this machine's outbox
+        shown = (queued_handovers(local, session) if local is not db else []) or list_handovers(db, session_id=session)
         if shown and shown[-1].get("task"):
             result = recall(str(shown[-1]["task"]), cwd=str(cwd), agent=agent, conn=db, session_id=session,
                             log=False)
             text = str(result.to_dict().get("text") or "")
             prepared.output = hook_output("SessionStart", text, agent) if text else None
         return prepared
-    except BaseException:
-        prepared.discard()
-        raise
-
-
-def session_start(payload: dict[str, Any], *, agent: str = "claude",
-                  conn: sqlite3.Connection | None = None) -> dict[str, Any] | None:
-    """The JSON the SessionStart hook prints (or None)."""
-    return prepare_session_start(payload, agent=agent, conn=conn).commit()

@@ -33,8 +33,8 @@ import threading
 import time
 from typing import Any
 
-from habitus.deliver.hook_log import habitus_home as _home
 from habitus.deliver.hook_log import log_line
+from habitus.store.home import habitus_home as _home
 
 DEFAULT_BUDGET_S = 1.5
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a payload beyond this is not a hook payload we can use

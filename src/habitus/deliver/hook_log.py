@@ -1,27 +1,23 @@
 """The hook log, `$HABITUS_HOME/logs/hooks.log`: one line for every hook run that printed nothing for
 a reason (an error, a timeout, a skipped payload), redacted, bounded (one previous file kept).
 
-Standard library only at import: the hook entry point (`deliver.hook`) imports it before any work.
+Cheap at import (the standard library and `store.home`): the hook entry point imports it before any work.
 """
 
 from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from pathlib import Path
+
+from habitus.store.home import logs_dir
 
 MAX_LOG_BYTES = 1024 * 1024
-
-
-def habitus_home() -> Path:
-    """$HABITUS_HOME, else ~/.habitus (read here without importing the store: hooks start cheap)."""
-    return Path(os.environ.get("HABITUS_HOME") or Path.home() / ".habitus").expanduser()
 
 
 def log_line(event: str, agent: str, message: str) -> None:
     """Append one line to hooks.log; never raises (logging must not break the fail-open promise)."""
     try:
-        logs = habitus_home() / "logs"
+        logs = logs_dir()
         logs.mkdir(parents=True, exist_ok=True)
         one_line = " ".join(str(message).split())[:500]
         if len(one_line) >= 8:  # an error can quote a path or a payload: the log is a file in our home too

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 RUNNERS = ("path", "uvx", "python")
-PORTABLE_RUNNERS = ("path", "uvx")
 HOOK_MODULE = "habitus.deliver.hook"  # the owner mark of the `python` form
 # `habitus hook EVENT` or `uvx habitus hook EVENT` (also quoted or with a path before `habitus`)
 _HABITUS_HOOK = re.compile(r"(?:^|[\s/\\'\"])habitus(?:\.exe)?['\"]?\s+hook\s")

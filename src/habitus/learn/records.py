@@ -150,9 +150,7 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
     if repo is None:
         repo = trace_repo(trace)
     commits = [sha for _, sha in session_commits(trace, repo)]  # the commits this task made (its own calls)
-    commit = commits[-1] if commits else None
-    if commit and repo is not None:
-        commit = commit_info(repo, commit)[0] or commit
+    commit = commits[-1] if commits else None  # full hashes: `session_commits` resolves what the call printed
     files = _Files(repo, commit)
     rec = Record(trace_id=trace.id, subject=trace.subject, task=trace.task, session_id=trace.session_id,
                  agent=trace.agent, cwd=trace.cwd, outcome=trace.outcome.status.value, commit=commit,

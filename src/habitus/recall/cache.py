@@ -275,13 +275,12 @@ def repo_map(conn: Connection, subject: str | None) -> RepoMap | None:
     from habitus.core.repomap import RepoMap
 
     path = cache_path(subject, "repomap", conn)
-    data: dict | None = None
     if _fresh(path, refresh_seconds(), subject_root_commit(subject)):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))["map"]
             return None if data is None else RepoMap.from_dict(data)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            data = None  # a damaged copy: ask the server
+            pass  # a damaged copy: ask the server
     data = load_repo_map_data(conn, subject)
     _write(path, {"map": data})
     return None if data is None else RepoMap.from_dict(data)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from habitus.core.lazyre import lazy_re
-from habitus.core.tasktext import TaskText
+from habitus.core.tasktext import CONTEXT_HEADS, TaskText
 
 if TYPE_CHECKING:
     from habitus.core.repomap import RepoMap
@@ -120,8 +120,6 @@ class Mention:
 
 def _mention_kind(text: str, title: str, path: str, mention: str, *, is_plan: bool = False) -> tuple[bool, bool, bool]:
     """(strong, only in code, only in a plan's context sections) for a file's mentions (see `Mention`)."""
-    from habitus.core.tasktext import CONTEXT_HEADS
-
     base = path.rsplit("/", 1)[-1]
     strong = base.lower() in title.lower()
     in_prose = False

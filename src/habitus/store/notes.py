@@ -140,10 +140,8 @@ def add_note(conn: Any, text: str, *, kind: str = "convention", subject: str | N
     text = checked_note_text(text)
     if kind not in NOTE_KINDS:
         raise NoteError(f"unknown note kind {kind!r} (one of {', '.join(NOTE_KINDS)})")
-    from habitus.capture.redact import redact, redact_value
-
-    text = redact(text)[0]  # notes come from people and agents (MCP): redacted like traces
-    session_id, evidence = redacted_id(session_id), redact_value(dict(evidence or {}))[0]
+    text = redacted_text(text)  # notes come from people and agents (MCP): redacted like traces
+    session_id, evidence = redacted_id(session_id), redacted_value(dict(evidence or {}))
     layer = layer or ("team" if subject else "personal")
     if layer not in LAYERS:
         raise NoteError(f"unknown layer {layer!r} (team or personal)")
@@ -182,10 +180,8 @@ def add_notes_bulk(conn: Any, notes: list[Note]) -> int:
     now = utc_now()
     for n in notes:
         n.text = checked_note_text(n.text)
-    from habitus.capture.redact import redact, redact_value
-
-    rows = [(n.id, n.subject, root_of(n.subject), n.kind, redact(n.text)[0], n.state, n.supersedes, n.source,
-             redacted_id(n.session_id), json.dumps(redact_value(n.evidence)[0]), n.created or now,
+    rows = [(n.id, n.subject, root_of(n.subject), n.kind, redacted_text(n.text), n.state, n.supersedes, n.source,
+             redacted_id(n.session_id), json.dumps(redacted_value(n.evidence)), n.created or now,
              n.updated or now, n.layer, n.producer) for n in notes]
     with transaction(conn):
         conn.executemany(

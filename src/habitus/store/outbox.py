@@ -52,10 +52,10 @@ def pending(local: Any) -> int:
 
 def queued_handovers(local: Any, session_id: str) -> list[dict[str, Any]]:
     """The hand-overs of `session_id` still waiting here, oldest first (the logged entries, as `list_handovers`)."""
-    from habitus.capture.redact import redact_identifier
+    from habitus.store.scrub import redacted_id
 
     ensure_schema(local, COMPONENT, MIGRATIONS)
-    ids = {session_id, redact_identifier(session_id)}
+    ids = {session_id, redacted_id(session_id)}
     entries = (json.loads(row[0]).get("handover") or {} for row in
                local.execute("SELECT data FROM outbox WHERE kind = 'handover' ORDER BY id").fetchall())
     return [e for e in entries if e.get("session_id") in ids]
