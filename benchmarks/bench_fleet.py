@@ -124,8 +124,8 @@ def local_stage_split(corpus: Path, home: Path) -> dict[str, float]:
             "cpu_plan_hash_store_s": round(total - spent["read"], 2)}
 
 
-def run_refine(engine: str, corpus: Path, n: int) -> dict[str, Any]:
-    """The model-free refine pipeline over the first `n` traces' shards, in a fresh process; its stage seconds."""
+def run_refine(engine: str, corpus: Path) -> dict[str, Any]:
+    """The model-free refine pipeline over the shards in `corpus`, in a fresh process; its stage seconds."""
     code = (
         "import json, sys, time\n"
         "from pathlib import Path\n"
@@ -205,7 +205,7 @@ def main() -> None:
             subset = tmp / "refine-corpus"
             write_sharded_corpus(subset, min(args.refine_traces, args.traces), args.shard_size)
             for engine in engines:
-                results["refine"][engine] = run_refine(engine, subset, args.refine_traces)
+                results["refine"][engine] = run_refine(engine, subset)
                 print(f"refine {engine}: {results['refine'][engine]}", file=sys.stderr)
         results["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
         base = results["ingest"].get("local") or next(iter(results["ingest"].values()))
