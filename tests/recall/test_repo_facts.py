@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.recall.conftest import git, write
 
-from habitus.capture.subject import _subject_for_root, repo_subject
+from habitus.capture.subject import repo_subject, subject_for_root
 from habitus.recall.repo import repo_facts
 from habitus.recall.validate import git_root_and_head
 
@@ -46,7 +46,7 @@ def test_repo_facts_match_the_sequential_answers(tmp_path, make, sub):
     repo = tmp_path / "repo"
     make(repo)
     folder = (repo / sub) if sub else repo
-    _subject_for_root.cache_clear()
+    subject_for_root.cache_clear()
     root, head, subject = repo_facts(folder.resolve())
     assert subject == repo_subject(folder.resolve())
     assert (root, head) == git_root_and_head(folder.resolve())

@@ -35,7 +35,8 @@ def repo_root(path: str | Path) -> Path | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _subject_for_root(root: str) -> str | None:
+def subject_for_root(root: str) -> str | None:
+    """Subject of the repo whose work tree starts at `root` (see `repo_subject`), when the root is known."""
     roots = _git(Path(root), "rev-list", "--max-parents=0", "HEAD")
     if not roots:
         return None
@@ -51,7 +52,7 @@ def _subject_for_root(root: str) -> str | None:
 def repo_subject(path: str | Path) -> str | None:
     """Subject of the repo containing `path` (`<root commit>[@<remote url>]`), or None if not a repo."""
     root = repo_root(path)
-    return _subject_for_root(str(root)) if root else None
+    return subject_for_root(str(root)) if root else None
 
 
 

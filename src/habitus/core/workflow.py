@@ -118,7 +118,16 @@ def contains_phrase(text: str, phrase: str) -> bool:
     Where the phrase begins or ends with a name character, the text must not continue the name
     there: `pytest` is in `python -m pytest -q` and in `bin/pytest`, not in `pip install pytest-cov`.
     """
-    folded, needle = " ".join(text.split()).lower(), " ".join(phrase.split()).lower()
+    return _phrase_in(_fold(text), phrase)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _phrase_in(folded: str, phrase: str) -> bool:
+    """`contains_phrase` on text already folded by `_fold` (a trigger folds its text once for all phrases)."""
+    needle = _fold(phrase)
     if not needle:
         return False
     before = rf"(?<!{_WORD})" if re.match(_WORD, needle[0]) else ""
@@ -140,8 +149,11 @@ class Trigger:
     def fires(self, text: str) -> bool:
         """Every `all` phrase is in `text` and no `none` phrase is (a trigger without `all` never fires)."""
         needles = [a for a in self.all if a and a.strip()]
-        return bool(needles) and all(contains_phrase(text, a) for a in needles) and \
-            not any(contains_phrase(text, x) for x in self.none if x and x.strip())
+        if not needles:
+            return False
+        folded = _fold(text)
+        return all(_phrase_in(folded, a) for a in needles) and \
+            not any(_phrase_in(folded, x) for x in self.none if x and x.strip())
 
 
 @dataclass

@@ -77,7 +77,7 @@ def edit_warnings(payload: dict[str, Any], db: Any, *, session: str = "", local:
 
     `db` holds the memory (on a shared store read through the local recall cache, no round trip); `local` the
     session's "shown" marks (`habitus.deliver.prepared.session_db`; `db` itself when not given)."""
-    from habitus.capture.subject import repo_root, repo_subject
+    from habitus.capture.subject import repo_root, subject_for_root
     from habitus.recall.cache import active_workflows
     from habitus.store.notes import shown_in_session
 
@@ -86,7 +86,7 @@ def edit_warnings(payload: dict[str, Any], db: Any, *, session: str = "", local:
     if not paths or not cwd.is_dir():
         return []
     root = repo_root(cwd)
-    subject = repo_subject(cwd) if root else None
+    subject = subject_for_root(str(root)) if root else None  # one git call for the root, not two
     if root is None or subject is None:
         return []
     targets = {r for p in paths if (r := repo_relative(p, cwd, root))}
@@ -97,7 +97,7 @@ def edit_warnings(payload: dict[str, Any], db: Any, *, session: str = "", local:
     seen = shown_in_session(marks, session, "pitfall") | shown_in_session(marks, session, "moved") if session else set()
     handed = shown_in_session(marks, session, "workflow") if session else set()
     out = _moved(workflows, targets, root, cwd, seen)
-    out += _traps(workflows, targets, payload, seen | {w.key for w in out}, handed)
+    out += _traps(workflows, targets, payload, seen, handed)  # trap and moved keys never overlap
     return out[:MAX_WARNINGS]
 
 
@@ -131,6 +131,7 @@ def _traps(workflows: list[Any], targets: set[str], payload: dict[str, Any], see
 
     events = [e for e in tool_events(payload) if e[0] == "edit"]
     ranked: list[tuple[int, int, str, str, str]] = []  # (priority, -sessions, key, file, line)
+    first_target = min(targets)
     for wf in workflows:
         files = {s.place.file for s in wf.steps if s.place and s.place.file in targets}
         for pit in wf.pitfalls:
@@ -140,16 +141,14 @@ def _traps(workflows: list[Any], targets: set[str], payload: dict[str, Any], see
                 continue
             sessions = int((pit.evidence or {}).get("sessions") or 0)
             if pit.trigger.on == "edit" and trigger_matches(pit.trigger, events):
-                ranked.append((0, -sessions, key, sorted(targets)[0], line))
+                ranked.append((0, -sessions, key, first_target, line))
             elif (files and pit.trigger.on == "command" and wf.id not in handed
                   and (sessions >= MIN_TRAP_SESSIONS or not pit.evidence)):
-                ranked.append((1, -sessions, key, sorted(files)[0], line))
-    ranked.sort()
-    out: list[EditWarning] = []
-    for _prio, _sessions, key, file, text in ranked:
-        if key not in {w.key for w in out}:
-            out.append(EditWarning(key, "trap", f"{TRAP_MARK}`{file}`: {_one_line(text)}"))
-    return out[:1]
+                ranked.append((1, -sessions, key, min(files), line))
+    if not ranked:
+        return []
+    _prio, _sessions, key, file, text = min(ranked)  # the strongest one: one trap warning per edit
+    return [EditWarning(key, "trap", f"{TRAP_MARK}`{file}`: {_one_line(text)}")]
 
 
 def _one_line(text: str, limit: int = 300) -> str:
