@@ -43,13 +43,13 @@ PHRASES: tuple[tuple[re.Pattern[str], str, str, str | None], ...] = (
     (re.compile(r'^Searched files\s+"(.+)"$'), "file_search", "search", "query"),
     (re.compile(r"^Read lints for\b"), "read_lints", "read", None),
 )
-_MARKER = re.compile(r"^\s*(?:\*\*)?(Result|Output|Error)(?::\*\*|\*\*:|:)\s*$")
+RESULT_MARKER = re.compile(r"^\s*(?:\*\*)?(Result|Output|Error)(?::\*\*|\*\*:|:)\s*$")
 _INPUT_ITEM = re.compile(r"^- ([\w.-]+):\s*(?:`(.*)`)?\s*$")
 _INLINE = re.compile(r"^\s*`([^`\n]+)`\s*$")
 _PAIRS = re.compile(r"\b(path|pattern|include|query|glob)\s*:?\s*`([^`\n]*)`")
 _PATCH_HEAD = re.compile(r"^\*\*(Update|Add|Delete|Modify): `([^`]+)`\*\*\s*$")
 _WRITTEN = re.compile(r"(?:The file|File created successfully at:|File written to)\s+(\S+?)(?:\s|$)")
-_SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh", "console", "powershell", "ps1", "cmd", "pwsh"})
+SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh", "console", "powershell", "ps1", "cmd", "pwsh"})
 _OUTPUT_LANGS = frozenset({"", "text", "txt", "output", "log"})
 _WRAPPED = re.compile(r"^\[?(?:/bin/)?(?:ba|z)?sh -l?c\s+(.*?)\]?$", re.DOTALL)
 _RENAMED = {"filePath": "path", "file_path": "path", "oldString": "old_string", "newString": "new_string"}
@@ -91,11 +91,11 @@ def build_call(raw: RawTool, *, unescape_output: bool = False) -> tuple[ToolCall
     kind = raw.kind or phrase_kind or kind_of(name)
     lines = body.split("\n")
     blocks = fences(lines)
-    marker_at, failed = _marker(lines)
+    marker_at, failed = _marker(lines, blocks)
     output = next((b for b in blocks if b.start > marker_at), None) if marker_at is not None else None
     used: set[int] = {output.start} if output else set()
     tool_input.update(_generic_input(lines, blocks))
-    _fill(tool_input, name, kind, summary, lines, blocks, marker_at, used, raw.path_hint)
+    _fill(tool_input, name, kind, "" if phrase_name else summary, lines, blocks, marker_at, used, raw.path_hint)
     if marker_at is None:
         plain = [b for b in blocks if b.lang in _OUTPUT_LANGS and not b.labelled_path and b.start not in used]
         output = plain[-1] if plain else None
@@ -150,9 +150,11 @@ def _phrase(summary: str) -> tuple[str | None, str | None, dict[str, Any]]:
     return None, None, {}
 
 
-def _marker(lines: list[str]) -> tuple[int | None, bool]:
+def _marker(lines: list[str], blocks: list[Fence]) -> tuple[int | None, bool]:
+    """The line saying the result follows (`Result:`, `**Error:**`, …) outside any fence, and whether it failed."""
+    inside = {i for b in blocks for i in range(b.start, b.end + 1)}
     for i, line in enumerate(lines):
-        match = _MARKER.match(line)
+        match = RESULT_MARKER.match(line) if i not in inside else None
         if match:
             return i, match.group(1) == "Error"
     return None, False
@@ -167,7 +169,7 @@ def _generic_input(lines: list[str], blocks: list[Fence]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for i in range(start + 1, len(lines)):
         line = lines[i]
-        if _MARKER.match(line):
+        if RESULT_MARKER.match(line):
             break
         match = _INPUT_ITEM.match(line)
         if not match:
@@ -189,7 +191,7 @@ def _fill(tool_input: dict[str, Any], name: str, kind: str, summary: str, lines:
     if kind == "shell":
         command = tool_input.get("command") or (summary_value.group(1) if summary_value else None) or inline
         if not command:
-            shell = next((b for b in blocks if b.start not in used and b.lang in _SHELL_LANGS), None)
+            shell = next((b for b in blocks if b.start not in used and b.lang in SHELL_LANGS), None)
             if shell is not None:
                 command = shell.text
                 used.add(shell.start)
@@ -200,7 +202,7 @@ def _fill(tool_input: dict[str, Any], name: str, kind: str, summary: str, lines:
         for key in ("query", "pattern", "glob"):
             if pairs.get(key) and "query" not in tool_input:
                 tool_input["query"] = pairs[key]
-        if "query" not in tool_input and (summary_value or pairs.get("path") is None) and summary:
+        if "query" not in tool_input and not pairs and summary:
             tool_input["query"] = summary_value.group(1) if summary_value else summary
     path = tool_input.get("path") or _path_named(summary_value, pairs, lines, inline, blocks, marker_at)
     if path is None and kind == "write":
@@ -228,6 +230,8 @@ def _path_named(summary_value: re.Match[str] | None, pairs: dict[str, str], line
 
 
 def _edit_input(tool_input: dict[str, Any], name: str, lines: list[str], blocks: list[Fence], used: set[int]) -> None:
+    """What an edit put in its file: a Codex patch, Cursor's chunks as old/new pairs (a new file's as its
+    content), a written file's content, or the text of a chat code block labelled with the file."""
     patch = _codex_patch(lines, blocks)
     if patch:
         tool_input["input"] = patch
@@ -239,18 +243,17 @@ def _edit_input(tool_input: dict[str, Any], name: str, lines: list[str], blocks:
     if diffs and "old_string" not in tool_input:
         edits = [{"old_string": old, "new_string": new} for d in diffs for _, _, hunks in
                  parse_apply_patch("*** Update File: x\n" + _one_column(d.text)) for old, new in hunks]
-        if edits:
+        if name in _WRITE_NAMES and edits and not any(e["old_string"].strip() for e in edits):
+            tool_input["content"] = "\n".join(e["new_string"] for e in edits)
+        elif edits:
             tool_input["edits"] = edits
         return
-    if name in _WRITE_NAMES and "content" not in tool_input:
-        content = next((b for b in blocks if b.start not in used), None)
-        if content is not None:
-            tool_input["content"] = content.text
-            used.add(content.start)
-    elif "content" not in tool_input and not diffs:
-        labelled = next((b for b in blocks if b.labelled_path and b.start not in used), None)
-        if labelled is not None:
-            tool_input["code_edit"] = labelled.text
+    unused = [b for b in blocks if b.start not in used]
+    if name in _WRITE_NAMES and unused and "content" not in tool_input:
+        tool_input["content"] = unused[0].text
+        used.add(unused[0].start)
+    elif "new_string" not in tool_input and unused and unused[0].labelled_path:
+        tool_input["new_string"] = unused[0].text  # a chat code block: the text the agent wrote for the file
 
 
 def _codex_patch(lines: list[str], blocks: list[Fence]) -> str | None:
@@ -307,4 +310,5 @@ def _covered(summary: str, tool_input: dict[str, Any]) -> bool:
         _phrase(summary)[0])
 
 
-__all__ = ["PHRASES", "SUMMARY", "TOOL_USE", "RawTool", "build_call", "is_tool_summary", "kind_of"]
+__all__ = ["PHRASES", "RESULT_MARKER", "SHELL_LANGS", "SUMMARY", "TOOL_USE", "RawTool", "build_call", "is_tool_summary",
+           "kind_of"]

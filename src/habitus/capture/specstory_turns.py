@@ -28,20 +28,27 @@ from typing import Any
 from habitus.capture.common import ReadResult
 from habitus.capture.specstory_markdown import FENCE_OPEN, Fence, fence_end, fences, find_end, iso_stamp, strip_stamps
 from habitus.capture.specstory_paths import clean_path
-from habitus.capture.specstory_tools import SUMMARY, TOOL_USE, RawTool, build_call, is_tool_summary
+from habitus.capture.specstory_tools import (
+    RESULT_MARKER,
+    SHELL_LANGS,
+    SUMMARY,
+    TOOL_USE,
+    RawTool,
+    build_call,
+    is_tool_summary,
+)
 from habitus.core import Step, StepKind, Trace
 
 ROLE = re.compile(r"^_\*\*(User|Assistant|Agent)( - sidechain)?(?: \((.*?)\))?( \(sidechain\))?\*\*_\s*$")
 TOOL_LINE = re.compile(r"^Tool use: \*\*([^*\n]+)\*\*(.*)$")
 _TOOL_OPEN = re.compile(r"<tool-use\b([^>]*)>")
 _ATTR = re.compile(r'data-tool-(type|name)="([^"]*)"')
-_MARKER = re.compile(r"^\s*(?:\*\*)?(?:Result|Output|Error)(?::\*\*|\*\*:|:)\s*$")
 _READ_LINE = re.compile(r"^Read file:\s*(.+)$")
 _NOT_FOUND = re.compile(r"^Could not find file '(.+)' in the workspace\.?$")
 _LINES_CHANGED = re.compile(r"^Lines added: \d+, lines removed: \d+$")
-_SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh", "console", "powershell", "ps1", "cmd", "pwsh"})
 _FILE_TOKEN = re.compile(r"`([\w.@/\\-]+\.[A-Za-z0-9]{1,8})`")
 _BUBBLE_MARK = "_****_"
+_HINT_TOKENS, _HINT_PATHS = 20, 200  # how far back a path-less diff looks for its file (bounded work per diff)
 
 
 class TurnWalker:
@@ -108,6 +115,8 @@ class TurnWalker:
                                        block[:summary.start()] + block[summary.end():]))
                     return end
                 self.result.unknown_types["specstory: <details> that is not a tool"] += 1
+                self.buf.extend(lines[i:end + 1])  # kept as text, whole: never scanned again
+                return end
         self.buf.append(line)
         return i
 
@@ -139,7 +148,7 @@ class TurnWalker:
             if (ROLE.match(line) or stripped == "---" or TOOL_LINE.match(stripped)
                     or stripped.startswith(("<tool-use", "<think>"))):
                 return j - 1
-            seen_marker = seen_marker or bool(_MARKER.match(line))
+            seen_marker = seen_marker or bool(RESULT_MARKER.match(line))
             j += 1
         return len(lines) - 1
 
@@ -211,7 +220,7 @@ class TurnWalker:
                 k += 1
                 continue
             block, raw = value
-            if block.lang in _SHELL_LANGS:
+            if block.lang in SHELL_LANGS:
                 body = [raw]
                 if k + 1 < len(units) and units[k + 1][0] == "fence" and units[k + 1][1][0].lang == "":
                     body.append(units[k + 1][1][1])
@@ -235,9 +244,9 @@ class TurnWalker:
 
     def _path_hint(self) -> str | None:
         """The file the text just before a path-less diff named last, as a path the trace already knows."""
-        for token in reversed(_FILE_TOKEN.findall(self.last_text)):
+        for token in reversed(_FILE_TOKEN.findall(self.last_text)[-_HINT_TOKENS:]):
             token = clean_path(token) or ""
-            for known in reversed(self.known_paths):
+            for known in reversed(self.known_paths[-_HINT_PATHS:]):
                 if known == token or known.endswith("/" + token):
                     return known
             if "/" in token:
