@@ -209,3 +209,21 @@ def test_unrecognised_blocks_are_kept_as_text_and_counted(tmp_path: Path) -> Non
     assert dict(result.unknown_types) == {"specstory: <details> that is not a tool": 1,
                                           "specstory: tool call without a name": 1}
     assert len(trace.tool_calls) == 7 and any("Something new" in s.text for s in trace.steps)
+
+
+def test_codex_commands_wrapped_in_a_shell_are_read_as_the_script(tmp_path: Path) -> None:
+    """Codex's legacy `Tool use: **shell**` lines with `Output:` and the generic `- command:` rendering of
+    its argv (shapes as a third-party SpecStory parser documents them; no such public export was read)."""
+    text = (
+        "<!-- Codex CLI Session 66666666-aaaa-bbbb-cccc-000000000009 (2025-10-26 16:21:00Z) -->\n\n"
+        "_**User**_\n\nvet the code\n\n---\n\n_**Agent (gpt-5-codex)**_\n\nTool use: **shell**\n\n"
+        "`bash -lc go vet ./pkg/...`\n\nOutput:\n```\nok\n```\n\n"
+        "_**Agent (gpt-5-codex)**_\n\n<tool-use data-tool-type=\"shell\" data-tool-name=\"shell\"><details>\n"
+        "<summary>Tool use: **shell**</summary>\n\n**Input:**\n\n- command: `[bash -lc go test ./...]`\n"
+        "- timeout_ms: `120000`\n\n**Error:**\n\n```\nFAIL pkg/x\n```\n</details></tool-use>\n")
+    trace, _ = _read(tmp_path, text)
+    vet, test = trace.tool_calls
+    assert (vet.input, vet.output, vet.ok) == ({"command": "go vet ./pkg/..."}, "ok", True)
+    assert (test.input, test.output, test.ok) == ({"command": "go test ./...", "timeout_ms": "120000"},
+                                                  "FAIL pkg/x", False)
+    assert trace.started == "2025-10-26T16:21:00Z" and trace.agent == "codex"

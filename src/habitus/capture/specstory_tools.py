@@ -78,7 +78,7 @@ def kind_of(name: str) -> str:
         return "write"
     if name in READ_TOOLS or name.lower() in ("webfetch", "read_lints"):
         return "read"
-    if any(word in name.lower() for word in ("grep", "search", "glob", "list", "find", "ls")):
+    if re.search(r"grep|search|glob|list|find|^ls$", name.lower()):
         return "search"
     return "generic"
 
@@ -124,7 +124,7 @@ def is_tool_summary(summary: str) -> bool:
 
 def _summary_and_body(raw: RawTool) -> tuple[str, str]:
     summary, body = raw.summary, raw.body
-    if not summary.strip() or summary.strip() == TOOL_USE.sub("", summary).strip() == "":
+    if not TOOL_USE.sub("", summary).strip():
         inner = SUMMARY.search(body)  # Cursor 2025: `Tool use: **x**` then `<details><summary>Edit file: …`
         if inner and "Thought Process" not in inner.group(1):
             summary, body = inner.group(1), body[:inner.start()] + body[inner.end():]
@@ -185,6 +185,7 @@ def _generic_input(lines: list[str], blocks: list[Fence]) -> dict[str, Any]:
 
 def _fill(tool_input: dict[str, Any], name: str, kind: str, summary: str, lines: list[str], blocks: list[Fence],
           marker_at: int | None, used: set[int], hint: str | None) -> None:
+    """Add what the rendering says beyond the summary phrase: a command, a query, a file and its edit."""
     inline = _inline(lines, blocks, marker_at)
     summary_value = _INLINE.match(summary)
     pairs = dict(_PAIRS.findall(summary + "\n" + "\n".join(lines[:2])))
@@ -197,27 +198,31 @@ def _fill(tool_input: dict[str, Any], name: str, kind: str, summary: str, lines:
                 used.add(shell.start)
         if command:
             tool_input["command"] = _unwrap(command.strip())
-        return
-    if kind == "search":
-        for key in ("query", "pattern", "glob"):
-            if pairs.get(key) and "query" not in tool_input:
-                tool_input["query"] = pairs[key]
-        if "query" not in tool_input and not pairs and summary:
-            tool_input["query"] = summary_value.group(1) if summary_value else summary
-    path = tool_input.get("path") or _path_named(summary_value, pairs, lines, inline, blocks, marker_at)
-    if path is None and kind == "write":
-        written = _WRITTEN.search("\n".join(b.text for b in blocks if b.start in used))
-        path = clean_path(written.group(1).rstrip(".,")) if written else None
-    if kind == "write":
-        _edit_input(tool_input, name, lines, blocks, used)
-        used.update(b.start for b in blocks if b.lang == "diff" or b.labelled_path)
-    path = path or tool_input.get("path") or (hint if kind == "write" else None)
-    if path:
-        tool_input["path"] = path
+    elif kind == "search":
+        query = next((pairs[k] for k in ("query", "pattern", "glob") if pairs.get(k)), None)
+        if query is None and not pairs and summary:
+            query = summary_value.group(1) if summary_value else summary
+        if query and "query" not in tool_input:
+            tool_input["query"] = query
+        if pairs.get("path") and "path" not in tool_input:
+            tool_input["path"] = clean_path(pairs["path"])
+    elif kind in ("read", "write"):
+        path = tool_input.get("path") or _path_named(summary_value, pairs, lines, inline)
+        if path is None and kind == "write":
+            results = [b.text for b in blocks if b.start in used or b.lang in _OUTPUT_LANGS]
+            written = _WRITTEN.search("\n".join(results))  # Claude Code's result names the file it wrote
+            path = clean_path(written.group(1).rstrip(".,")) if written else None
+        if kind == "write":
+            _edit_input(tool_input, name, lines, blocks, used)
+            used.update(b.start for b in blocks if b.lang == "diff" or b.labelled_path)
+        path = path or tool_input.get("path") or (hint if kind == "write" else None)
+        if path:
+            tool_input["path"] = path
 
 
-def _path_named(summary_value: re.Match[str] | None, pairs: dict[str, str], lines: list[str], inline: str | None,
-                blocks: list[Fence], marker_at: int | None) -> str | None:
+def _path_named(summary_value: re.Match[str] | None, pairs: dict[str, str], lines: list[str],
+                inline: str | None) -> str | None:
+    """The file a read or an edit names: inline in its summary, as `path `x``, a `Read file:` line, an inline path."""
     if summary_value:
         return clean_path(summary_value.group(1))
     if pairs.get("path"):
@@ -226,7 +231,7 @@ def _path_named(summary_value: re.Match[str] | None, pairs: dict[str, str], line
         match = PHRASES[0][0].match(line.strip())
         if match:
             return clean_path(match.group(1))
-    return clean_path(inline) if inline and "/" in inline or inline and "." in (inline or "") else None
+    return clean_path(inline) if inline and ("/" in inline or "." in inline) else None
 
 
 def _edit_input(tool_input: dict[str, Any], name: str, lines: list[str], blocks: list[Fence], used: set[int]) -> None:
