@@ -24,6 +24,7 @@ from specstory_fixtures import (
 
 from habitus.capture import detect_format, read_trace_file
 from habitus.capture.common import ReadResult
+from habitus.capture.specstory_markdown import iso_stamp, locale_stamp
 from habitus.core import Trace
 from habitus.learn.records import record_from_trace
 
@@ -227,3 +228,31 @@ def test_codex_commands_wrapped_in_a_shell_are_read_as_the_script(tmp_path: Path
     assert (test.input, test.output, test.ok) == ({"command": "go test ./...", "timeout_ms": "120000"},
                                                   "FAIL pkg/x", False)
     assert trace.started == "2025-10-26T16:21:00Z" and trace.agent == "codex"
+
+
+@pytest.mark.parametrize(("text", "iso"), [
+    ("_**User (2025-10-01 16:50Z)**_", "2025-10-01T16:50:00Z"),
+    ("(2025-11-13 21:12:14Z)", "2025-11-13T21:12:14Z"),
+    ("(2025-11-13 21:12:14-0700)", "2025-11-13T21:12:14-07:00"),
+    ("(2025-09-29 07:44+0200)", "2025-09-29T07:44:00+02:00"),
+    ("Session 5d9e (2025-07-20_10-28-48Z)", "2025-07-20T10:28:48Z"),
+    ("(2025-10-11T18:39:00.871Z)", "2025-10-11T18:39:00Z"),
+    ("# Starting Task #008 (2025-04-28 14:53:38)", "2025-04-28T14:53:38"),
+    ("a model name, no time", None),
+])
+def test_times_are_read_in_every_spelling_specstory_wrote(text: str, iso: str | None) -> None:
+    assert iso_stamp(text) == iso
+
+
+@pytest.mark.parametrize(("title", "iso"), [
+    ("## Executing Phase 1 (2/13/2025, 9:33:58 AM)", "2025-02-13T09:33:58"),
+    ("## Untitled (25/02/2025, 05:43:52)", "2025-02-25T05:43:52"),
+    ("## Late (12/1/2025, 12:05:00 AM)", "2025-12-01T00:05:00"),
+    ("## Ambiguous (3/4/2025, 10:00:00)", None),  # March 4 or 3 April: the file name's time is used
+])
+def test_an_early_exports_locale_title_time_is_read_only_when_day_and_month_are_clear(title: str, iso: str | None,
+                                                                                      tmp_path: Path) -> None:
+    assert locale_stamp(title) == iso
+    text = f"## SpecStory\n\n{title}\n\n_**User**_\n\nhello\n\n---\n\n_**Assistant**_\n\nhi\n"
+    trace = read_trace_file(_export(tmp_path, text, "2025-03-04_09-00-hello.md")).traces[0]
+    assert trace.started == (iso or "2025-03-04T09:00:00")

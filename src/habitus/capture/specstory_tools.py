@@ -303,9 +303,11 @@ def _inline(lines: list[str], blocks: list[Fence], marker_at: int | None) -> str
 def _unwrap(command: str) -> str:
     """`bash -lc <script>` and Go's rendering of Codex's argv (`[bash -lc <script>]`) as the script."""
     match = _WRAPPED.match(command)
-    if match and (command.startswith("[") == command.endswith("]")):
-        return match.group(1).strip().strip("'\"") if "\n" not in match.group(1) else match.group(1).strip()
-    return command
+    if not match or command.startswith("[") != command.endswith("]"):
+        return command
+    script = match.group(1).strip()
+    quoted = len(script) > 1 and script[0] == script[-1] and script[0] in "'\"" and script[0] not in script[1:-1]
+    return script[1:-1] if quoted else script
 
 
 def _covered(summary: str, tool_input: dict[str, Any]) -> bool:
