@@ -154,7 +154,9 @@ def test_specstory_v2_export_blocks_become_steps_with_commands_paths_and_no_outc
     bash = [c for c in trace.tool_calls if c.name == "Bash"]
     assert [c.input["command"] for c in bash] == ["pytest tests/ -q", "cd /home/dev/widgets\npytest tests/ -q"]
     assert (bash[0].exit_code, bash[0].ok, bash[1].ok, bash[1].output) == (1, False, True, "4 passed")
-    assert trace.tool_calls[1].input["path"] == "./src/app.py"
+    assert trace.tool_calls[1].input["path"] == "src/app.py"  # `./src/app.py` as the export wrote it
+    assert trace.tool_calls[2].input == {"path": "src/app.py", "recorded_path": "/home/dev/widgets/src/app.py"}
+    assert trace.tool_calls[3].input == {"query": "flaky"}
     assert [s.sidechain for s in trace.steps if s.tool] == [False, False, False, True, False]
     assert trace.outcome.status == OutcomeStatus.UNKNOWN and trace.outcome.source == OutcomeSource.NONE
 

@@ -11,6 +11,8 @@ commands, so outcome detection (capture), statistics and learning agree across a
 | GitHub Copilot CLI | bash (also powershell) | edit, str_replace_editor | create | view |
 | Gemini CLI | run_shell_command | replace, edit_file | write_file | read_file, read_many_files |
 | aider (as read by habitus) | shell | edit | | |
+| Cursor (SpecStory export) | run_terminal_cmd (_v2) | edit_file (_v2), search_replace | write | read_file (_v2) |
+| OpenCode (SpecStory export) | bash | edit | write | read |
 | others | execute_bash, terminal, run_command | str_replace_based_edit_tool | create_file | view_file |
 
 Pure data, no I/O.
@@ -26,14 +28,15 @@ if TYPE_CHECKING:
 
 SHELL_TOOLS = frozenset({
     "Bash", "bash", "shell", "local_shell", "exec_command", "shell_command", "container.exec", "terminal",
-    "execute_bash", "run_command", "run_shell_command", "powershell",
+    "execute_bash", "run_command", "run_shell_command", "powershell", "run_terminal_cmd", "run_terminal_command_v2",
 })
-WRITE_TOOLS = frozenset({"Write", "write_file", "create_file", "create"})
+WRITE_TOOLS = frozenset({"Write", "write_file", "create_file", "create", "write"})
 EDIT_TOOLS = frozenset({
     "Edit", "MultiEdit", "NotebookEdit", "apply_patch", "edit_file", "str_replace_based_edit_tool",
-    "str_replace_editor", "replace_in_file", "replace", "edit",
+    "str_replace_editor", "replace_in_file", "replace", "edit", "edit_file_v2", "search_replace",
 }) | WRITE_TOOLS
-READ_TOOLS = frozenset({"Read", "read_file", "view_file", "NotebookRead", "view", "read_many_files"})
+READ_TOOLS = frozenset({"Read", "read_file", "view_file", "NotebookRead", "view", "read_many_files", "read_file_v2",
+                        "read"})
 
 # Input keys that name the file a call works on, in the order agents use them.
 PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "filePath")

@@ -17,6 +17,7 @@ from typing import Any
 
 from habitus.capture.worktree import read_tree_text
 from habitus.core.commands import file_shown, last_command_words
+from habitus.core.patch import parse_apply_patch
 from habitus.core.paths import repo_relative
 from habitus.core.record import CommandFact, EditFact, Record
 from habitus.core.tools import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, shell_command, tool_path
@@ -88,43 +89,6 @@ def _read_output_text(output: str) -> str | None:
         out.append(m.group(2))
         expect += 1
     return "\n".join(out) + "\n" if out else None
-
-
-def parse_apply_patch(text: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(op, path, [(old block, new block)…]) for each file of an apply_patch envelope."""
-    files: list[tuple[str, str, list[tuple[str, str]]]] = []
-    current: tuple[str, str, list[tuple[str, str]]] | None = None
-    old: list[str] = []
-    new: list[str] = []
-
-    def flush() -> None:
-        if current is not None and (old or new):
-            current[2].append(("\n".join(old), "\n".join(new)))
-        old.clear()
-        new.clear()
-
-    for line in text.split("\n"):
-        m = re.match(r"^\*\*\* (Update|Add|Delete) File: (.+)$", line)
-        if m:
-            flush()
-            current = (m.group(1).lower(), m.group(2).strip(), [])
-            files.append(current)
-            continue
-        if line.startswith("*** End Patch"):
-            break
-        if current is None or line.startswith(("*** Begin Patch", "*** Move to:", "*** End of File")):
-            continue
-        if line.startswith("@@"):
-            flush()
-        elif line.startswith("+"):
-            new.append(line[1:])
-        elif line.startswith("-"):
-            old.append(line[1:])
-        elif line.startswith(" ") or line == "":
-            old.append(line[1:])
-            new.append(line[1:])
-    flush()
-    return files
 
 
 def records_from_trace(trace: Trace, *, repo: Path | None = None) -> list[Record]:
