@@ -106,6 +106,23 @@ def _write_verified(folder: Path, name: str, data: bytes, path: Path) -> Path:
                 os.unlink(tmp)
 
 
+def _record(folder: Path, name: str, data: bytes, path: Path) -> Path:
+    """Write one backup (and the `path` note beside it); on failure the folder is as it was, or gone if new."""
+    new = not folder.exists()
+    try:
+        where = _write_verified(folder, name, data, path)
+        _write_verified(folder, "path", f"{_absolute(path)}\n".encode("utf-8", "surrogateescape"), path)
+        return where
+    except ConfigFileError:
+        if new:
+            for leftover in folder.glob("*") if folder.is_dir() else []:
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
 def _facts(folder: Path, prefix: str) -> list[Path]:
     def age(p: Path) -> float:
         try:
@@ -200,11 +217,9 @@ def keep_original(path: Path, *, clean: bool, valid: Valid, current_if_unknown: 
             return recorded
     now = read_bytes(path)
     folder = folder_for(path)
-    info = f"{_absolute(path)}\n".encode("utf-8", "surrogateescape")
     if now is None:
         dirs = _missing_dirs(path)
-        _write_verified(folder, "path", info, path)
-        _write_verified(folder, "created", json.dumps({"dirs": dirs}).encode(), path)
+        _record(folder, "created", json.dumps({"dirs": dirs}).encode(), path)
         _replace_facts(folder, None, ("original",))
         return Original(created=True, dirs=dirs)
     legacy = _legacy(path, valid)
@@ -213,8 +228,7 @@ def keep_original(path: Path, *, clean: bool, valid: Valid, current_if_unknown: 
     clean = clean or legacy.data is None
     source = now if clean else legacy.data
     assert source is not None
-    _write_verified(folder, "path", info, path)
-    where = _write_verified(folder, f"original.{_sha(source)}", source, path)
+    where = _record(folder, f"original.{_sha(source)}", source, path)
     _replace_facts(folder, where, ("original", "created"))
     original = Original(data=source, where=where)
     original.notes += _settle_legacy(path, source, valid, moved_to=where)
@@ -231,9 +245,10 @@ def _settle_legacy(path: Path, now: bytes | None, valid: Valid, moved_to: Path |
     if data is None:
         return []
     if data == now:
-        said = f"moved {old} to {moved_to}" if moved_to else f"removed {old}, the same as the file now"
+        said = (f"moved {old}, a backup an older habitus kept in the work tree, to {moved_to}" if moved_to else
+                f"removed {old}, a backup an older habitus kept in the work tree (the same as the file now)")
     elif not (data.strip() and valid(data)):
-        said = f"removed {old}: an incomplete backup ({len(data)} bytes) an older habitus left"
+        said = f"removed {old}: an incomplete backup ({len(data)} bytes) an older habitus left, never used"
     else:
         return [f"kept {old}: an older habitus' backup that differs from the file now (habitus keeps backups in "
                 f"{backups_root()} now); delete it when you no longer need it"]
@@ -241,14 +256,13 @@ def _settle_legacy(path: Path, now: bytes | None, valid: Valid, moved_to: Path |
         old.unlink()
     except OSError as exc:
         return [f"could not remove {old} ({exc.strerror or exc}), an older habitus' backup; delete it by hand"]
-    return [said + " (backups live in $HABITUS_HOME/backups now)"]
+    return [said + "; backups live in $HABITUS_HOME/backups now"]
 
 
 def keep_last(path: Path, data: bytes) -> Path:
     """Keep `data` (the file before this change) as `last-apply.<sha>`; returns where."""
     folder = folder_for(path)
-    _write_verified(folder, "path", f"{_absolute(path)}\n".encode("utf-8", "surrogateescape"), path)
-    where = _write_verified(folder, f"last-apply.{_sha(data)}", data, path)
+    where = _record(folder, f"last-apply.{_sha(data)}", data, path)
     _replace_facts(folder, where, ("last-apply",))
     return where
 

@@ -88,7 +88,8 @@ def finish_undo(path: Path, new: bytes | None, original: Original, *, still_ours
     if new is None:
         notes.append(f"deleted {path}: habitus created it and nothing else was in it")
     elif original.data is not None and new == original.data:
-        notes.append("the file is byte for byte what it was before habitus changed it")
+        notes.append("the file is byte for byte what it was before habitus changed it"
+                     + (f" (from {original.legacy}, the backup an older habitus kept)" if original.legacy else ""))
     if not still_ours:
         notes += forget(path, original, new, valid)
     return notes
