@@ -217,6 +217,7 @@ def test_promote_apply_leaves_nothing_but_agents_md_changed(repo: Path, places: 
     git(repo, "add", "AGENTS.md")
     git(repo, "commit", "-q", "-m", "agents")
     (repo / "AGENTS.md.before-habitus").write_text("# Agents\n")  # an older habitus' backup, the same bytes
+    (repo / "AGENTS.md.habitus-backup").write_text("# Agents, an earlier text\n")  # its copy before an apply
     conn = connect()
     evidence = [Candidate(id="c1", text="Run `make migrate` before `pytest`: the test database is not migrated.",
                           source="pitfall", session_ids={"s1", "s2", "s3"}, tokens_cost=4000, failures=3)]
@@ -225,4 +226,6 @@ def test_promote_apply_leaves_nothing_but_agents_md_changed(repo: Path, places: 
     conn.close()
     assert backups_root() in Path(result["backup"]).parents
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == "M AGENTS.md"
-    assert any("moved" in n for n in result["notes"])
+    assert sum("moved" in n for n in result["notes"]) == 2
+    earlier = [p for p in Path(result["backup"]).parent.iterdir() if p.name.startswith("earlier-apply.")]
+    assert [p.read_text() for p in earlier] == ["# Agents, an earlier text\n"]

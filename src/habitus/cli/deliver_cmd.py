@@ -12,8 +12,9 @@ import typer
 from habitus.cli.output import JsonOption, UserError, emit, stdout
 
 AgentOption = typer.Option("claude", "--agent", help="claude or codex.")
-_SCOPES_HELP = ("user (the default): this machine, every repo, nothing in the work tree; project: this repo, in a "
-                "file the team commits (runs `habitus` from PATH); local (Claude only): this repo, this machine.")
+_SCOPES_HELP = ("user (the default): this machine, every repo; it changes no file in any work tree, so trying habitus "
+                "leaves git status clean. project: this repo, in a file the team commits (runs `habitus` from "
+                "PATH). local (Claude only): this repo, this machine only.")
 ScopeOption = typer.Option("user", "--scope", help="Where the hooks go. " + _SCOPES_HELP + " Files: user → "
                            "~/.claude/settings.json, ~/.codex/hooks.json; project → .claude/settings.json, "
                            ".codex/hooks.json; local → .claude/settings.local.json.")
@@ -344,6 +345,8 @@ def _render_proposal(d: dict[str, Any], applied: bool) -> None:
         _say("nothing to promote")
     elif applied:
         _say(f"written: {d['target']} (backup: {d['applied']['backup']})")
+        for note in d["applied"].get("notes") or []:
+            _say(f"note: {note}")
     else:
         _say("run again with --apply to write it")
 

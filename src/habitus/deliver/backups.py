@@ -5,7 +5,8 @@ One folder per file, `backups/<file name>-<16 hex of sha256(its absolute path)>/
 - `path`: the file's absolute path (for people looking in the folder);
 - `original.<sha>`: the bytes before habitus' first change, or `created` when the file did not exist
   (then uninstall deletes it, and the folders listed in `created`, once nothing else is left in them);
-- `last-apply.<sha>`: for `promote --apply`, the bytes before the latest apply.
+- `last-apply.<sha>`: for `promote --apply`, the bytes before the latest apply (and `earlier-apply.<sha>`,
+  the copy an older habitus kept beside the file as `<file>.habitus-backup`, moved here).
 
 Every backup is written to a temporary file, flushed to disk, read back and compared, then renamed into
 place under a name that carries the first 16 hex digits of its content's sha256: a backup is complete or
@@ -259,12 +260,28 @@ def _settle_legacy(path: Path, now: bytes | None, valid: Valid, moved_to: Path |
     return [said + "; backups live in $HABITUS_HOME/backups now"]
 
 
-def keep_last(path: Path, data: bytes) -> Path:
-    """Keep `data` (the file before this change) as `last-apply.<sha>`; returns where."""
+def keep_last(path: Path, data: bytes) -> tuple[Path, list[str]]:
+    """Keep `data` (the file before this change) as `last-apply.<sha>`: (where, notes for the user).
+
+    A `<file>.habitus-backup` an older habitus kept beside the file (the text before an earlier apply) is
+    moved here as `earlier-apply.<sha>`.
+    """
     folder = folder_for(path)
     where = _record(folder, f"last-apply.{_sha(data)}", data, path)
     _replace_facts(folder, where, ("last-apply",))
-    return where
+    old = path.with_name(path.name + LEGACY_LAST_SUFFIX)
+    try:
+        earlier = read_bytes(old)
+    except ConfigFileError:
+        earlier = None
+    if earlier is None:
+        return where, []
+    moved = _record(folder, f"earlier-apply.{_sha(earlier)}", earlier, path)
+    try:
+        old.unlink()
+    except OSError as exc:
+        return where, [f"could not remove {old} ({exc.strerror or exc}), an older habitus' backup; delete it by hand"]
+    return where, [f"moved {old}, a backup an older habitus kept in the work tree, to {moved}"]
 
 
 def forget(path: Path, original: Original, now: bytes | None, valid: Valid) -> list[str]:
@@ -275,7 +292,7 @@ def forget(path: Path, original: Original, now: bytes | None, valid: Valid) -> l
     """
     folder = folder_for(path)
     _replace_facts(folder, None, ("original", "created"))
-    if folder.is_dir() and not _facts(folder, "last-apply"):
+    if folder.is_dir() and not _facts(folder, "last-apply") and not _facts(folder, "earlier-apply"):
         for leftover in folder.iterdir():
             with contextlib.suppress(OSError):
                 leftover.unlink()

@@ -429,7 +429,9 @@ def apply(conn: Connection, proposal: Proposal) -> dict[str, Any]:
     notes: list[str] = []
     if proposal.changes:  # the original once, the text before this apply each time: both in $HABITUS_HOME
         _, notes = before_change(target, clean=find_block(now_text) is None, valid=text_valid, uninstall=False)
-        backup = keep_last(target, now_text.encode("utf-8")) if target.exists() else None
+        if target.exists():
+            backup, moved = keep_last(target, now_text.encode("utf-8"))
+            notes += moved
         atomic_write_text(target, proposal.new_text)
         date = datetime.now(UTC).isoformat(timespec="seconds")
         for add in proposal.additions:
