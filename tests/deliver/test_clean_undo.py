@@ -137,6 +137,16 @@ def test_a_file_habitus_creates_has_the_users_usual_mode_and_is_deleted(repo: Pa
     assert not (repo / ".mcp.json").exists()  # no `{"mcpServers": {}}` left behind
 
 
+def test_a_file_created_then_kept_by_the_user_is_not_deleted_later(repo: Path, places: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = repo / ".claude" / "settings.json"
+    _cli("hooks", "install", "--scope", "project", repo=repo, monkeypatch=monkeypatch)  # habitus creates it
+    settings.write_bytes(b'{"theme": "dark"}\n')  # the person takes the file over (habitus' part gone)
+    _cli("hooks", "install", "--scope", "project", repo=repo, monkeypatch=monkeypatch)
+    _cli("hooks", "uninstall", repo=repo, monkeypatch=monkeypatch)
+    assert settings.read_bytes() == b'{"theme": "dark"}\n'
+
+
 def test_install_keeps_the_backup_in_habitus_home(repo: Path, places: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()

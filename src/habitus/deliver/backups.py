@@ -3,8 +3,8 @@
 One folder per file, `backups/<file name>-<16 hex of sha256(its absolute path)>/`, holding:
 
 - `path`: the file's absolute path (for people looking in the folder);
-- `original.<sha>`: the bytes before habitus' first change, or `created` when the file did not exist
-  (then uninstall deletes it, and the folders listed in `created`, once nothing else is left in them);
+- `original.<sha>`: the bytes before habitus' first change, or `created.json` when the file did not exist
+  (then uninstall deletes it, and the folders listed there, once nothing else is left in them);
 - `last-apply.<sha>`: for `promote --apply`, the bytes before the latest apply (and `earlier-apply.<sha>`,
   the copy an older habitus kept beside the file as `<file>.habitus-backup`, moved here).
 
@@ -152,7 +152,7 @@ def _trusted(candidate: Path) -> bytes | None:
 def _recorded(path: Path) -> Original | None:
     """The trusted record in $HABITUS_HOME for `path`, or None."""
     folder = folder_for(path)
-    created = folder / "created"
+    created = folder / "created.json"
     for candidate in reversed(_facts(folder, "original")):
         data = _trusted(candidate)
         if data is not None:
@@ -220,7 +220,7 @@ def keep_original(path: Path, *, clean: bool, valid: Valid, current_if_unknown: 
     folder = folder_for(path)
     if now is None:
         dirs = _missing_dirs(path)
-        _record(folder, "created", json.dumps({"dirs": dirs}).encode(), path)
+        _record(folder, "created.json", json.dumps({"dirs": dirs}).encode(), path)
         _replace_facts(folder, None, ("original",))
         return Original(created=True, dirs=dirs)
     legacy = _legacy(path, valid)
