@@ -136,6 +136,14 @@ def test_an_old_marked_section_is_removed_with_its_markers(tmp_path: Path) -> No
     assert path.read_text() == original
 
 
+def test_an_old_marked_section_in_a_crlf_file_leaves_no_blank_line_behind(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    original = 'model = "gpt-5"\r\n'
+    path.write_bytes((original + "\r\n" + LEGACY_SECTION.replace("\n", "\r\n") + "# habitus:mcp:end\r\n").encode())
+    uninstall_mcp("codex", path=path)  # no backup in $HABITUS_HOME: the older version kept none here
+    assert path.read_bytes() == original.encode()
+
+
 def test_a_new_install_writes_no_marker_lines_and_uninstall_restores_the_bytes(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     original = '# mine\nmodel = "gpt-5"\n\n[mcp_servers.other]\ncommand = "x"\n\n[profiles.fast]\nmodel = "mini"\n'
@@ -154,7 +162,7 @@ QUOTED_MARKERS = {
     "tab-indented-code": f"# Agents\n\n\t{BEGIN}\n\t- a rule\n\t{END}\n",
     "html-comment": f"# Agents\n\n<!--\nExample of the habitus block:\n{BEGIN}\n- a rule\n{END}\n-->\nUse uv.\n",
     "html-comment-opened-on-a-text-line": f"Use uv. <!-- an example follows\n{BEGIN}\n- a rule\n{END}\nend -->\n",
-    "long-fence": f"````md\n```\n````\n" + f"````\n{BEGIN}\n- a rule\n{END}\n````\n",
+    "long-fence": "````md\n```\n````\n" + f"````\n{BEGIN}\n- a rule\n{END}\n````\n",
 }
 
 

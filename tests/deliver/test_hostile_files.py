@@ -22,8 +22,8 @@ import pytest
 from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.quarantine import Allowlist
-from habitus.deliver.candidates import Candidate
 from habitus.deliver.backups import backups_root, folder_for, original_of
+from habitus.deliver.candidates import Candidate
 from habitus.deliver.files import ConfigFileError
 from habitus.deliver.install import install_hooks, uninstall_hooks
 from habitus.deliver.mcp_install import install_mcp, uninstall_mcp

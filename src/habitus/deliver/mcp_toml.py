@@ -128,8 +128,12 @@ def _drop_marker_comments(container: Any) -> None:
             _drop_marker_comments(inner)
 
 
-def _trailing_newlines(text: str) -> int:
-    return len(text) - len(text.rstrip("\r\n"))
+def _trailing_lines(text: str, nl: str) -> int:
+    """How many line endings `text` ends with (blank lines at the end, plus the last line's own)."""
+    n = 0
+    while text.endswith(nl * (n + 1)):
+        n += 1
+    return n
 
 
 def without_server(path: Path, text: str) -> str | None:
@@ -152,9 +156,10 @@ def without_server(path: Path, text: str) -> str | None:
     except Exception as exc:  # noqa: BLE001 - tomlkit's errors are many; any of them means: do not write
         raise ConfigFileError(f"{path}: could not remove [mcp_servers.{SERVER_NAME}] ({exc}); it was not changed") \
             from exc
-    extra = _trailing_newlines(new) - max(_trailing_newlines(text), 1 if new.strip() else 0)
+    nl = newline_of(text)
+    extra = _trailing_lines(new, nl) - max(_trailing_lines(text, nl), 1 if new.strip() else 0)
     if extra > 0:  # the blank line install put before our section, now at the end
-        new = new[: len(new) - extra * len(newline_of(new))] if new.endswith(newline_of(new) * extra) else new
+        new = new[: len(new) - extra * len(nl)]
     try:
         after = tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:
