@@ -261,7 +261,7 @@ def test_an_unreadable_sub_folder_is_reported_and_the_rest_ingested(tmp_path: Pa
                                str(tmp_path / "traces")], capture_output=True, text=True, timeout=120, check=False)
     finally:
         (tmp_path / "traces" / "locked").chmod(0o755)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr  # a folder failed: not a success
     data = json.loads(done.stdout)
     assert data["traces"] == 1
     locked = str(tmp_path / "traces" / "locked")
@@ -279,3 +279,30 @@ def test_cli_reports_a_kept_longer_copy_in_plain_words(tmp_path: Path) -> None:
     assert "kept 1 stored trace(s) that hold more than the shorter copy just read" in " ".join(result.stdout.split())
     data = json.loads(runner.invoke(app, ["ingest", str(partial), "--force", "--json", "-q"]).stdout)
     assert (data["traces_kept_longer"], data["traces"]) == (1, 0)
+
+
+def test_ingest_exits_non_zero_when_files_failed_and_still_stores_the_rest(tmp_path: Path) -> None:
+    """Issue 21 §4: 29 of 98 files failed and `ingest` said 0. The good files are stored and reported,
+    each failure is listed, and the exit code is 1 with one line on stderr."""
+    for i in range(3):
+        s = ClaudeSession(session_id=f"sess-ok-{i}")
+        s.user(f"readable {i}")
+        s.write(tmp_path / "traces" / f"ok-{i}.jsonl")
+    bad = [tmp_path / "notes.txt", tmp_path / "binary.jsonl"]
+    bad[0].write_text("just some notes, not a trace\n")
+    bad[1].write_bytes(b"\x00\xff" * 100)
+    done = subprocess.run([sys.executable, "-m", "habitus", "ingest", "--json", "-q", str(tmp_path / "traces"),
+                           *map(str, bad)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "2 file(s) could not be ingested" in done.stderr and "3 new or changed trace(s)" in done.stderr
+    data = json.loads(done.stdout)  # still one JSON document with what was stored and what failed
+    assert data["traces"] == 3 and sorted(e["path"] for e in data["errors"]) == sorted(map(str, bad))
+    store = open_store()
+    try:
+        assert {f"sess-ok-{i}" for i in range(3)} <= {t.id for t in store.list_traces()}
+    finally:
+        store.close()
+    plain = subprocess.run([sys.executable, "-m", "habitus", "ingest", "-q", *map(str, bad)], capture_output=True,
+                           text=True, timeout=120, check=False)
+    assert plain.returncode == 1 and "could not be ingested" in plain.stderr and "error" in plain.stdout

@@ -4,7 +4,8 @@ Each case writes a real file (or link, folder, read-only file) the way a user mi
 the real install / uninstall / promotion functions the CLI calls, and checks the promise: either
 the change is refused with one of habitus' one-line errors and the file (its bytes, mode and
 link) is exactly as before, or the change is made with the user's content, line endings and
-symlink kept, a backup of the original beside it, and uninstall brings the original bytes back.
+symlink kept, the original kept in `$HABITUS_HOME/backups` (nothing beside the file), and uninstall
+brings the original bytes back.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import pytest
 from backends import connect
 from habitus.capture.subject import repo_subject
 from habitus.core.quarantine import Allowlist
+from habitus.deliver.backups import backups_root, folder_for, original_of
 from habitus.deliver.candidates import Candidate
-from habitus.deliver.files import BACKUP_SUFFIX, ConfigFileError
+from habitus.deliver.files import ConfigFileError
 from habitus.deliver.install import install_hooks, uninstall_hooks
 from habitus.deliver.mcp_install import install_mcp, uninstall_mcp
 from habitus.deliver.promote import PromoteError, apply, propose
@@ -199,7 +201,7 @@ def test_install_then_uninstall_never_damages_a_config_file(tmp_path: Path, kind
         except REFUSALS as exc:
             assert "\n" not in str(exc)
             assert _state(path) == before  # refused: bytes, mode and link untouched
-            assert not Path(str(path) + BACKUP_SUFFIX).exists()
+            assert not backups_root().exists() or not any(backups_root().iterdir())
             return
         assert variant not in MUST_REFUSE and variant != "deep-nesting", "should have been refused"
         after = path.read_bytes()
@@ -209,15 +211,22 @@ def test_install_then_uninstall_never_damages_a_config_file(tmp_path: Path, kind
             mine = _parsed(kind, original.removeprefix(b"\xef\xbb\xbf"))
             assert _without_ours(kind, new) == _without_ours(kind, mine)
             assert (b"\r\n" in after) == (b"\r\n" in original)  # line endings kept
-            assert Path(str(path) + BACKUP_SUFFIX).read_bytes() == original  # backup of the original
+            assert original_of(path, lambda _b: True).data == original  # the original, kept in our home
+        assert _beside(path) == []  # nothing of ours in the user's folder
         uninstall()
         if original is None:
             assert not path.exists()
         else:
             assert path.read_bytes() == original  # byte-identical after uninstall
             assert _state(path) == before
+        assert _beside(path) == [] and not folder_for(path).exists()  # uninstall forgot the record
     finally:
         _restore_modes(path)
+
+
+def _beside(path: Path) -> list[str]:
+    """Files next to `path` whose names say they are habitus' (backups older versions left there)."""
+    return [p.name for p in path.parent.iterdir() if "habitus" in p.name and p.name != path.name]
 
 
 SESSIONS_RAN = Allowlist.build(["make migrate && pytest"])  # what the repo's sessions ran: a rule may name it
@@ -262,8 +271,9 @@ def test_promote_apply_never_damages_agents_md(tmp_path: Path, kind: str, varian
             assert ("\r\n" in text) == ("\r\n" in old)
             if "\r\n" in old:
                 assert "\n" not in text.replace("\r\n", "")  # no LF-only line slipped in
-            assert Path(str(path) + ".habitus-backup").read_bytes() == original
-            assert Path(str(path) + BACKUP_SUFFIX).read_bytes() == original
+            assert Path(result["backup"]).read_bytes() == original  # the text before this apply
+            assert original_of(path, lambda _b: True).data == original  # and before the first
+            assert backups_root() in Path(result["backup"]).parents and _beside(path) == []
             if variant == "fenced-content-in-the-block":
                 assert "```bash\nmake test  # hand-written\n```\nA paragraph by hand.\n" in text
             if variant.startswith("markers-in"):

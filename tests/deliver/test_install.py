@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from habitus.deliver.backups import backups_root, original_of
 from habitus.deliver.files import ConfigFileError
 from habitus.deliver.install import (
     EVENTS,
@@ -16,6 +17,7 @@ from habitus.deliver.install import (
     settings_path,
     uninstall_hooks,
 )
+from habitus.deliver.undo import json_valid
 
 USER_SETTINGS = """{
     "model": "opus",
@@ -59,19 +61,19 @@ def test_install_into_missing_file_creates_it_and_uninstall_removes_it(tmp_path:
     assert change.action == "installed" and change.backup is None
     assert hooks_status("claude", path)["installed"] is True
     uninstall_hooks("claude", path)
-    assert not path.exists()
+    assert not path.exists() and not path.parent.exists()  # the folder habitus made for it goes too
 
 
-def test_backup_is_taken_once_and_keeps_the_original(tmp_path: Path) -> None:
+def test_each_install_keeps_the_file_as_it_was_before_it(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text('{"a": 1}\n')
     install_hooks("claude", path)
     uninstall_hooks("claude", path)
     path.write_text('{"a": 2}\n')  # the user edits, then installs again
     install_hooks("claude", path)
-    assert (tmp_path / "settings.json.before-habitus").read_text() == '{"a": 1}\n'
+    assert original_of(path, json_valid).data == b'{"a": 2}\n'  # the original is the file before this install
     uninstall_hooks("claude", path)
-    assert json.loads(path.read_text()) == {"a": 2}  # the user's later edit survives
+    assert path.read_bytes() == b'{"a": 2}\n'  # the user's later edit survives, byte for byte
 
 
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
@@ -81,7 +83,7 @@ def test_corrupt_settings_are_reported_and_never_overwritten(tmp_path: Path, con
     with pytest.raises(ConfigFileError):
         install_hooks("claude", path)
     assert path.read_text() == content
-    assert not (tmp_path / "settings.json.before-habitus").exists()
+    assert not (tmp_path / "settings.json.before-habitus").exists() and not backups_root().exists()
     assert hooks_status("claude", path)["error"]
 
 

@@ -66,7 +66,8 @@ def test_runner_is_configurable_and_uninstall_still_finds_our_hooks(repo: Path, 
 
 
 def test_project_mcp_json_names_habitus_not_this_interpreter(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    done = habitus_inproc("mcp", "install", "--agent", "claude", cwd=repo, monkeypatch=monkeypatch)
+    done = habitus_inproc("mcp", "install", "--agent", "claude", "--scope", "project", cwd=repo,
+                          monkeypatch=monkeypatch)
     assert done.returncode == 0, done.stderr
     entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["habitus"]
     assert (entry["command"], entry["args"], entry["alwaysLoad"]) == ("habitus", ["mcp"], True)

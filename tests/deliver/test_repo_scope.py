@@ -68,7 +68,7 @@ def test_promote_target_in_another_repo_than_the_evidence_is_refused(repo: Path,
     ["hooks", "install", "--scope", "project"],
     ["hooks", "install", "--scope", "local"],
     ["hooks", "install", "--agent", "codex", "--scope", "project"],
-    ["mcp", "install"],
+    ["mcp", "install", "--scope", "project"],
     ["mcp", "install", "--scope", "local"],
     ["mcp", "install", "--agent", "codex", "--scope", "project"],
     ["notes", "add", "we use uv"],
@@ -88,7 +88,7 @@ def test_user_scope_install_works_outside_a_repo(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
     plain = tmp_path / "plain"
     plain.mkdir()
-    done = habitus_inproc("mcp", "install", "--scope", "user", cwd=plain, monkeypatch=monkeypatch)
+    done = habitus_inproc("mcp", "install", cwd=plain, monkeypatch=monkeypatch)  # user scope, the default
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "claude-home" / ".claude.json").is_file()
     assert list(plain.iterdir()) == []

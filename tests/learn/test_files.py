@@ -222,3 +222,22 @@ def test_workflow_file_cli_errors_are_one_line(tmp_path):
                           text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1 and "`cues` must be a mapping" in done.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "id: a\nname: b\ncounters: {shown: " + "9" * 5000 + "}\n",
+    "id: a\nname: b\nsteps: [{do: " + "1" * 5000 + "}]\n",
+    "- " + "-" + "7" * 4400 + "\n",
+])
+def test_a_number_too_long_to_read_is_a_one_line_error(tmp_path, text):
+    import subprocess
+    import sys
+
+    with pytest.raises(WorkflowFileError, match="too long to read"):
+        parse_workflows(text, source="f.yaml")
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "habitus", "workflows", "import", str(path)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "too long to read" in done.stderr

@@ -12,7 +12,19 @@ import typer
 from habitus.cli.output import JsonOption, UserError, emit, stdout
 
 AgentOption = typer.Option("claude", "--agent", help="claude or codex.")
-ScopeOption = typer.Option("user", "--scope", help="user, project or local (Claude only).")
+_SCOPES_HELP = ("user (the default): this machine, every repo; it changes no file in any work tree, so trying habitus "
+                "leaves git status clean. project: this repo, in a file the team commits (runs `habitus` from "
+                "PATH). local (Claude only): this repo, this machine only.")
+ScopeOption = typer.Option("user", "--scope", help="Where the hooks go. " + _SCOPES_HELP + " Files: user → "
+                           "~/.claude/settings.json, ~/.codex/hooks.json; project → .claude/settings.json, "
+                           ".codex/hooks.json; local → .claude/settings.local.json.")
+McpScopeOption = typer.Option("user", "--scope", help="Where the server entry goes. " + _SCOPES_HELP + " Files: "
+                              "user → ~/.claude.json (mcpServers), ~/.codex/config.toml; project → .mcp.json, "
+                              ".codex/config.toml; local → ~/.claude.json (this repo's entry).")
+_EVERY = "Default: every {what} habitus is installed in here (and it says which)."
+UninstallAgentOption = typer.Option(None, "--agent", help="claude or codex. " + _EVERY.format(what="agent"))
+UninstallScopeOption = typer.Option(None, "--scope", help="user, project or local (see `install --help`). "
+                                    + _EVERY.format(what="scope"))
 DryRunOption = typer.Option(False, "--dry-run", help="Show the change (a diff) without writing.")
 RunnerOption = typer.Option(None, "--runner", help="What the installed entries run: path (`habitus` on PATH), uvx "
                             "(`uvx habitus`) or python (this interpreter's absolute path). Default: config "
@@ -81,13 +93,53 @@ def hooks_install(agent: str = AgentOption, scope: str = ScopeOption, dry_run: b
 
 
 @hooks_app.command("uninstall")
-def hooks_uninstall(agent: str = AgentOption, scope: str = ScopeOption, dry_run: bool = DryRunOption,
-                    settings: Path | None = SettingsOption, as_json: bool = JsonOption) -> None:
-    """Remove habitus hooks; the file returns to its original bytes when nothing else changed."""
-    from habitus.deliver.install import uninstall_hooks
+def hooks_uninstall(agent: str | None = UninstallAgentOption, scope: str | None = UninstallScopeOption,
+                    dry_run: bool = DryRunOption, settings: Path | None = SettingsOption,
+                    as_json: bool = JsonOption) -> None:
+    """Remove habitus hooks from every scope they are in (or the one named); each file returns to its original
+    bytes when nothing else changed, and a file habitus created is deleted."""
+    if settings is not None:
+        from habitus.deliver.install import uninstall_hooks
+        from habitus.deliver.uninstall import UninstallReport
 
-    change = _guard(uninstall_hooks, agent, _settings(agent, scope, settings), dry_run=dry_run)
-    emit(change.to_dict(), as_json, lambda _d: _print_change(change))
+        report = UninstallReport("hooks")
+        change = _guard(uninstall_hooks, agent or "claude", settings, dry_run=dry_run)
+        if change.action != "not-installed":
+            report.changes.append(change)
+        report.checked.append({"agent": agent or "claude", "scope": "--settings", "path": str(settings)})
+    else:
+        report = _uninstall_everywhere("hooks", agent, scope, dry_run)
+    _emit_uninstall(report, as_json)
+
+
+def _uninstall_everywhere(kind: str, agent: str | None, scope: str | None, dry_run: bool) -> Any:
+    from habitus.deliver.uninstall import uninstall_everywhere
+
+    return _guard(uninstall_everywhere, kind, agent=agent, scope=scope, cwd=Path.cwd(), dry_run=dry_run)
+
+
+def _emit_uninstall(report: Any, as_json: bool) -> None:
+    """Print what uninstall did in each place (or that habitus was in none), then fail if a file was unreadable."""
+    def render(_d: dict[str, Any]) -> None:
+        for change in report.changes:
+            where = f" ({change.agent}, {change.scope})" if change.scope else ""
+            _say(f"{change.action}{where}: {change.path}")
+            if change.diff and change.action.startswith("would"):
+                _say(change.diff.rstrip())
+            for note in change.notes:
+                _say(f"  {note}")
+        looked = [f"{c['agent']} {c['scope']}" for c in report.checked if "path" in c]
+        if not report.changes:
+            _say(f"habitus {report.kind} are not installed (looked in: {', '.join(looked) or 'nowhere'})"
+                 if report.kind == "hooks" else
+                 f"the habitus MCP server is not installed (looked in: {', '.join(looked) or 'nowhere'})")
+        for error in report.errors:
+            _say(f"error ({error['agent']}, {error['scope']}): {error['message']}")
+
+    emit(report.to_dict(), as_json, render)
+    if report.errors:
+        raise UserError(f"{len(report.errors)} file(s) could not be read, so habitus may still be in them "
+                        "(see above); fix them and run uninstall again")
 
 
 @hooks_app.command("status")
@@ -133,10 +185,10 @@ def mcp_main(ctx: typer.Context) -> None:
 
 
 @mcp_app.command("install")
-def mcp_install_cmd(agent: str = AgentOption, scope: str = typer.Option("project", "--scope"),
+def mcp_install_cmd(agent: str = AgentOption, scope: str = McpScopeOption,
                     dry_run: bool = DryRunOption, runner: str | None = RunnerOption,
                     as_json: bool = JsonOption) -> None:
-    """Write the client config that starts `habitus mcp` (Claude: .mcp.json / ~/.claude.json; Codex: config.toml)."""
+    """Write the client config that starts `habitus mcp` (Claude: ~/.claude.json / .mcp.json; Codex: config.toml)."""
     from habitus.deliver.mcp_install import install_mcp
 
     change = _guard(install_mcp, agent, scope, dry_run=dry_run, runner=_runner(scope, runner))
@@ -144,13 +196,11 @@ def mcp_install_cmd(agent: str = AgentOption, scope: str = typer.Option("project
 
 
 @mcp_app.command("uninstall")
-def mcp_uninstall_cmd(agent: str = AgentOption, scope: str = typer.Option("project", "--scope"),
+def mcp_uninstall_cmd(agent: str | None = UninstallAgentOption, scope: str | None = UninstallScopeOption,
                       dry_run: bool = DryRunOption, as_json: bool = JsonOption) -> None:
-    """Remove the habitus server from the client config."""
-    from habitus.deliver.mcp_install import uninstall_mcp
-
-    change = _guard(uninstall_mcp, agent, scope, dry_run=dry_run)
-    emit(change.to_dict(), as_json, lambda _d: _print_change(change))
+    """Remove the habitus server from every client config it is in (or the one named); a file habitus created
+    is deleted."""
+    _emit_uninstall(_uninstall_everywhere("mcp", agent, scope, dry_run), as_json)
 
 
 def _conn() -> Any:
@@ -295,6 +345,8 @@ def _render_proposal(d: dict[str, Any], applied: bool) -> None:
         _say("nothing to promote")
     elif applied:
         _say(f"written: {d['target']} (backup: {d['applied']['backup']})")
+        for note in d["applied"].get("notes") or []:
+            _say(f"note: {note}")
     else:
         _say("run again with --apply to write it")
 

@@ -5,7 +5,9 @@ Without paths it reads the agents' own folders (`~/.claude/projects`, `~/.codex/
 `--git-branch entire/checkpoints/v1 --repo PATH` the sessions the `entire` CLI stored in the repo are
 read and linked to their commits by trailer. `--engine ray` (extra `fleet`) parses and redacts the
 files on Ray workers (`--address` for a cluster, else a local Ray); a PATH may be a `file://` URL.
-Progress goes to stderr; the summary to stdout (one JSON document with `--json`).
+Progress goes to stderr; the summary to stdout (one JSON document with `--json`). When some files could not
+be ingested, what could be read is still stored and reported, and the command exits 1 with one line
+naming the failures (each is listed in the summary's `errors`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import typer
 
-from habitus.cli.output import JsonOption, RayAddressOption, emit, fail, stdout, warn
+from habitus.cli.output import JsonOption, RayAddressOption, emit, fail, stdout
 
 
 def _render(data: dict[str, Any]) -> None:
@@ -32,6 +34,13 @@ def _render(data: dict[str, Any]) -> None:
                      "a different session under the same id", highlight=False)
     for error in data["errors"]:
         stdout.print(f"  [red]error[/red] {error['path']}: {error['message']}", highlight=False)
+
+
+def _failed_files_line(data: dict[str, Any]) -> str:
+    """The one line on stderr when some files failed: how many, the first, and what was stored anyway."""
+    errors = data["errors"]
+    return (f"{len(errors)} file(s) could not be ingested (first: {errors[0]['path']}: {errors[0]['message']}; all "
+            f"are listed in the report); {data['traces']} new or changed trace(s) from the rest were stored")
 
 
 def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_progress: bool,
@@ -135,6 +144,6 @@ def register(app: typer.Typer) -> None:
                                   engine=engine, address=address)
         except (ValueError, StoreError) as exc:
             fail(str(exc))
-        if data["errors"] and not as_json:
-            warn(f"{len(data['errors'])} file(s) could not be read; the rest was ingested")
         emit(data, as_json, render=_render)
+        if data["errors"]:  # what could be read is stored; the run still failed for the files listed
+            fail(_failed_files_line(data))

@@ -7,7 +7,9 @@
 - A read-only file, a read-only folder, a folder where a file is expected, text that is not UTF-8 and
   JSON nested too deeply are refused with one line (`ConfigFileError`), and nothing is written.
 - Line endings are kept: a CRLF file stays CRLF (`newline_of`, `with_newlines`).
-- The first change backs the file up once (`<file>.before-habitus`); uninstall compares against it.
+- A file habitus creates gets the mode any new file of the user gets (0666 less the umask).
+- JSON keeps its numbers' text and lone-surrogate escapes (`habitus.deliver.json_text`).
+- What a file was before habitus changed it is kept in `$HABITUS_HOME/backups` (`habitus.deliver.backups`).
 """
 
 from __future__ import annotations
@@ -16,13 +18,12 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
-BACKUP_SUFFIX = ".before-habitus"
+from habitus.deliver import json_text
 
 
 class ConfigFileError(ValueError):
@@ -72,7 +73,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     target = check_writable(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        mode = target.stat().st_mode & 0o7777 if target.exists() else None
+        mode = target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode()
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise ConfigFileError(f"cannot write {path}: {exc.strerror or exc}; it was not changed") from exc
@@ -81,8 +82,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -90,6 +90,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if isinstance(exc, OSError):
             raise ConfigFileError(f"cannot write {path}: {exc.strerror or exc}; it was not changed") from exc
         raise
+
+
+def _new_file_mode() -> int:
+    """The mode a new file of this user gets (mkstemp's 0600 would hide a project file from the team)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -103,24 +110,6 @@ def remove_file(path: Path) -> None:
         path.unlink()
     except OSError as exc:
         raise ConfigFileError(f"cannot remove {path}: {exc.strerror or exc}") from exc
-
-
-def backup_path(path: Path) -> Path:
-    return path.with_name(path.name + BACKUP_SUFFIX)
-
-
-def backup_once(path: Path) -> Path | None:
-    """Copy `path`'s content to `<path>.before-habitus` unless that backup exists already; returns the backup path."""
-    if not path.exists():
-        return None
-    dest = backup_path(path)
-    if not dest.exists():
-        try:
-            shutil.copy2(path, dest)  # follows a symlink: the backup holds the content
-        except OSError as exc:
-            raise ConfigFileError(f"cannot back up {path} to {dest}: {exc.strerror or exc}; nothing was changed") \
-                from exc
-    return dest
 
 
 def read_text_file(path: Path) -> str | None:
@@ -170,10 +159,15 @@ def read_json_object(path: Path) -> tuple[bytes | None, dict[str, Any] | None]:
     raw = read_bytes(path)
     if raw is None:
         return None, None
+    return raw, parse_json_object(raw, path)
+
+
+def parse_json_object(raw: bytes, path: Path) -> dict[str, Any]:
+    """The JSON object in `raw` (the bytes of `path`); ConfigFileError when it is not one."""
     if not raw.strip():
-        return raw, {}
+        return {}
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json_text.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigFileError(f"{path} is not UTF-8 text (byte {exc.start}); it was not changed") from exc
     except json.JSONDecodeError as exc:
@@ -183,7 +177,7 @@ def read_json_object(path: Path) -> tuple[bytes | None, dict[str, Any] | None]:
         raise ConfigFileError(f"{path} is nested too deeply to be a settings file; it was not changed") from exc
     if not isinstance(data, dict):
         raise ConfigFileError(f"{path} does not hold a JSON object; it was not changed")
-    return raw, data
+    return data
 
 
 def _indent_of(raw: bytes | None) -> str | int:
@@ -198,5 +192,8 @@ def _indent_of(raw: bytes | None) -> str | int:
 
 def dump_json(data: dict[str, Any], like: bytes | None = None) -> bytes:
     """JSON text for a settings file, in the indentation and line endings of `like` (the file's bytes now)."""
-    text = json.dumps(data, indent=_indent_of(like), ensure_ascii=False) + "\n"
+    try:
+        text = json_text.dumps(data, _indent_of(like)) + "\n"
+    except RecursionError as exc:
+        raise ConfigFileError("the settings are nested too deeply to write; nothing was changed") from exc
     return with_newlines(text, newline_of(like)).encode("utf-8")

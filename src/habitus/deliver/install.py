@@ -5,10 +5,10 @@ Both files share one shape: `{"hooks": {Event: [{"matcher": ..., "hooks": [{"typ
 hook EVENT`, `uvx habitus hook EVENT` or `… -m habitus.deliver.hook EVENT`, see `deliver.runner`), so
 install merges beside the user's other hooks, is idempotent, and uninstall removes only ours.
 Project-scope files name no path of this machine (`habitus` from PATH); user and local scope run
-this interpreter by its absolute path. The first install backs the file up once
-(`<file>.before-habitus`); when uninstall leaves the same data as that backup, the backup's bytes
-are restored, so the file is byte-identical to the original. A corrupt file is reported, never
-overwritten.
+this interpreter by its absolute path. Before the first change the file's original is kept in
+`$HABITUS_HOME/backups` (`habitus.deliver.backups`, never in the work tree); when uninstall leaves the
+same data as the original, its bytes are restored, so the file is byte-identical; a file habitus
+created is deleted once nothing else is in it. A corrupt file is reported, never overwritten.
 """
 
 from __future__ import annotations
@@ -20,21 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus.deliver.files import (
-    ConfigFileError,
-    atomic_write_bytes,
-    backup_once,
-    backup_path,
-    check_writable,
-    dump_json,
-    read_json_object,
-    remove_file,
-)
+from habitus.deliver.files import ConfigFileError, atomic_write_bytes, check_writable, dump_json, read_json_object
 from habitus.deliver.runner import HOOK_MODULE, describe_command, is_habitus_hook
 from habitus.deliver.runner import hook_command as runner_hook_command
+from habitus.deliver.undo import before_change, finish_undo, json_valid, restored_json
 
 AGENTS = ("claude", "codex")
 SCOPES = ("user", "project", "local")
+DEFAULT_SCOPE = "user"  # this machine, every repo, nothing in the work tree (see `habitus hooks install --help`)
 OWNER_MARK = HOOK_MODULE  # the `python` runner's form; `is_habitus_hook` knows the others
 HOOK_TIMEOUT_S = 10  # the agent's hard limit; our own budget (default 1.5 s) stops us well before
 
@@ -64,7 +57,8 @@ class HookChange:
     agent: str
     path: str
     action: str  # installed | uninstalled | unchanged | not-installed | would-install | would-uninstall
-    backup: str | None = None
+    backup: str | None = None  # where the file's original is kept ($HABITUS_HOME/backups/…)
+    scope: str | None = None
     diff: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -192,8 +186,8 @@ def install_hooks(agent: str, path: Path, *, dry_run: bool = False, python: str 
                         diff=_diff(path, raw, new_bytes), notes=notes)
     if dry_run:
         return change
-    backup = backup_once(path)
-    change.backup = str(backup) if backup else None
+    change.backup, notes = before_change(path, clean=data is None or strip_ours(data, path) == data, valid=json_valid)
+    change.notes += notes
     atomic_write_bytes(path, new_bytes)
     return change
 
@@ -207,26 +201,11 @@ def uninstall_hooks(agent: str, path: Path, *, dry_run: bool = False) -> HookCha
     if stripped == data:
         return HookChange(agent, str(path), "not-installed")
     check_writable(path)
-    backup = backup_path(path)
-    new_bytes: bytes | None
-    if backup.exists():
-        try:
-            _, original = read_json_object(backup)
-        except ConfigFileError:
-            original = None
-        same = original is not None and _normal(original) == _normal(stripped)
-        new_bytes = backup.read_bytes() if same else dump_json(stripped, raw)
-    else:
-        # the file did not exist before habitus: remove it when only our (now empty) table is left
-        new_bytes = None if stripped in ({}, {"hooks": {}}) else dump_json(stripped, raw)
+    new_bytes, original = restored_json(path, stripped, raw, _normal, lambda d: d in ({}, {"hooks": {}}))
     change = HookChange(agent, str(path), "would-uninstall" if dry_run else "uninstalled",
                         diff=_diff(path, raw, new_bytes))
-    if dry_run:
-        return change
-    if new_bytes is None:
-        remove_file(path)
-    else:
-        atomic_write_bytes(path, new_bytes)
+    if not dry_run:
+        change.notes += finish_undo(path, new_bytes, original, still_ours=False, valid=json_valid)
     return change
 
 

@@ -1,10 +1,13 @@
-"""Tool errors of the MCP server as one readable sentence in the tool result, never a traceback.
+"""Errors of the MCP server as one readable sentence, never a traceback or silence.
 
 The SDK turns an exception it did not expect into a bare `Error executing tool <name>` for the
 agent and a traceback on stderr, and a bad argument into a multi-line pydantic report. Here every
 failure of a call (unknown tool, missing or mistyped argument, unknown id, bad kind, a store that
 cannot be opened, a bug) becomes one line such as `get: no memory item with id 'x'` with
-`isError: true`; an unexpected one also gets a line in `$HABITUS_HOME/logs/hooks.log`.
+`isError: true`; an unexpected one also gets a line in `$HABITUS_HOME/logs/hooks.log`. A text argument
+longer than `MAX_ARGUMENT_CHARS` (a 1,000,000-character query) is refused the same way before the tool
+runs. A line on stdin that is not a message the server can take gets a JSON-RPC error reply
+(`habitus.deliver.mcp_wire`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 MAX_MESSAGE_CHARS = 300
+MAX_ARGUMENT_CHARS = 10_000  # a query, an id, a note (itself capped at 4,000), a reason: all far smaller
 _EXPECTED = (ValueError, KeyError, LookupError, OSError, RuntimeError)  # our one-line errors are ValueErrors
 
 
@@ -68,9 +72,24 @@ def server_class() -> type:
 
     class HabitusServer(MCPServer):  # type: ignore[misc]
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            for key, value in (arguments or {}).items():
+                if isinstance(value, str) and len(value) > MAX_ARGUMENT_CHARS:
+                    raise ToolError(f"{name}: argument '{key}' has {len(value):,} characters; at most "
+                                    f"{MAX_ARGUMENT_CHARS:,} are accepted")
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:  # the SDK's wrappers, crash or not: one sentence, no traceback
                 raise ToolError(tool_error_message(name, exc)) from None
+
+        async def run_stdio_async(self) -> None:
+            from habitus.deliver.mcp_wire import serve_stdio
+
+            try:
+                await serve_stdio(self._lowlevel_server)
+            except Exception as exc:  # noqa: BLE001 - a crash is one log line and exit 1, never a traceback
+                from habitus.deliver.hook_log import log_line
+
+                log_line("mcp", "server", f"stopped: {type(exc).__name__}: {exc}")
+                raise SystemExit(1) from None
 
     return HabitusServer

@@ -2,44 +2,38 @@
 
 Claude Code: project scope → `<repo>/.mcp.json`; user scope → `mcpServers` in `~/.claude.json`;
 local scope → `projects[<repo>].mcpServers` in `~/.claude.json`. Codex: `[mcp_servers.habitus]` in
-`~/.codex/config.toml` (user) or `<repo>/.codex/config.toml` (project), appended between marker
-comments so uninstall removes exactly what was added. Writes are atomic with a one-time backup;
-a corrupt file is reported and left alone.
+`~/.codex/config.toml` (user) or `<repo>/.codex/config.toml` (project). Codex's TOML is edited by its
+structure (tomlkit), never by lines: uninstall removes the `mcp_servers.habitus` table (and the marker
+comments older versions wrote around it), so a multi-line string that quotes a marker is text and a
+table a person put between old markers is theirs. Writes are atomic; the original is kept in
+`$HABITUS_HOME/backups` and comes back byte for byte when nothing else changed; a file habitus created
+is deleted on uninstall; a corrupt file is reported and left alone.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
+from habitus.deliver import mcp_toml
+from habitus.deliver.backups import original_of
 from habitus.deliver.files import (
     ConfigFileError,
     atomic_write_bytes,
     atomic_write_text,
-    backup_once,
-    backup_path,
     check_writable,
     dump_json,
-    newline_of,
     read_json_object,
     read_text_file,
-    remove_file,
 )
-from habitus.deliver.install import HookChange, _diff, _project_root
-from habitus.deliver.runner import is_habitus_mcp, mcp_command
+from habitus.deliver.install import DEFAULT_SCOPE, HookChange, _diff, _project_root
+from habitus.deliver.mcp_toml import SERVER_NAME
+from habitus.deliver.runner import mcp_command
+from habitus.deliver.undo import before_change, finish_undo, json_valid, restored_json
 
-SERVER_NAME = "habitus"
-TOML_BEGIN = "# habitus:mcp:begin"  # followed by " sep=N": newlines install added before the section
-TOML_END = "# habitus:mcp:end"
-
-
-# Codex starts MCP servers with a short allow-list of environment variables; without this, a
-# HABITUS_HOME set for the agent would not reach the server, which would read another store.
-CODEX_ENV_VARS = ["HABITUS_HOME"]
+CODEX_ENV_VARS = mcp_toml.CODEX_ENV_VARS
 
 
 def server_entry(python: str | None = None, runner: str = "python") -> dict[str, Any]:
@@ -48,7 +42,8 @@ def server_entry(python: str | None = None, runner: str = "python") -> dict[str,
     return {"type": "stdio", "command": command, "args": args, "env": {}, "alwaysLoad": True}
 
 
-def mcp_config_path(agent: str, scope: str = "project", cwd: Path | None = None) -> Path:
+def mcp_config_path(agent: str, scope: str = DEFAULT_SCOPE, cwd: Path | None = None) -> Path:
+    """The file the agent reads MCP servers from for a scope."""
     cwd = (cwd or Path.cwd()).resolve()
     if agent == "claude":
         if scope == "project":
@@ -82,7 +77,17 @@ def _claude_servers(data: dict[str, Any], scope: str, cwd: Path, create: bool) -
     return servers
 
 
-def install_mcp(agent: str, scope: str = "project", *, cwd: Path | None = None, path: Path | None = None,
+def _holds_ours(data: dict[str, Any]) -> bool:
+    """Whether a Claude config names the habitus server anywhere (user scope, or any project's local scope)."""
+    if isinstance(data.get("mcpServers"), dict) and SERVER_NAME in data["mcpServers"]:
+        return True
+    projects = data.get("projects")
+    return isinstance(projects, dict) and any(
+        isinstance(p, dict) and isinstance(p.get("mcpServers"), dict) and SERVER_NAME in p["mcpServers"]
+        for p in projects.values())
+
+
+def install_mcp(agent: str, scope: str = DEFAULT_SCOPE, *, cwd: Path | None = None, path: Path | None = None,
                 dry_run: bool = False, python: str | None = None, runner: str = "python") -> HookChange:
     """Add (or update) the habitus server in the client config."""
     cwd = (cwd or Path.cwd()).resolve()
@@ -102,14 +107,15 @@ def install_mcp(agent: str, scope: str = "project", *, cwd: Path | None = None, 
                         notes=["Claude Code asks once to approve servers from a project's .mcp.json."]
                         if scope == "project" else [])
     if not dry_run:
-        backup = backup_once(path)
-        change.backup = str(backup) if backup else None
+        change.backup, notes = before_change(path, clean=data is None or not _holds_ours(data), valid=json_valid)
+        change.notes += notes
         atomic_write_bytes(path, new_bytes)
     return change
 
 
-def uninstall_mcp(agent: str, scope: str = "project", *, cwd: Path | None = None, path: Path | None = None,
+def uninstall_mcp(agent: str, scope: str = DEFAULT_SCOPE, *, cwd: Path | None = None, path: Path | None = None,
                   dry_run: bool = False) -> HookChange:
+    """Remove the habitus server; the original bytes come back when nothing else changed since install."""
     cwd = (cwd or Path.cwd()).resolve()
     path = path or mcp_config_path(agent, scope, cwd)
     if agent == "codex":
@@ -123,174 +129,79 @@ def uninstall_mcp(agent: str, scope: str = "project", *, cwd: Path | None = None
         return HookChange(agent, str(path), "not-installed")
     del servers[SERVER_NAME]
     check_writable(path)
-    new_bytes = dump_json(new, raw)
-    backup = backup_path(path)
-    if backup.exists():  # restore the original bytes when nothing else changed since install
-        try:
-            if _pruned(read_json_object(backup)[1] or {}) == _pruned(new):
-                new_bytes = backup.read_bytes()
-        except ConfigFileError:
-            pass
+    root = str(_project_root(cwd)) if scope == "local" else None
+    new_bytes, original = restored_json(path, _pruned(new, root), raw, lambda d: _pruned(d, root),
+                                        lambda d: not d)
     change = HookChange(agent, str(path), "would-uninstall" if dry_run else "uninstalled",
                         diff=_diff(path, raw, new_bytes))
     if not dry_run:
-        atomic_write_bytes(path, new_bytes)
+        change.notes += finish_undo(path, new_bytes, original, still_ours=_holds_ours(new), valid=json_valid)
     return change
 
 
-def _pruned(data: dict[str, Any]) -> dict[str, Any]:
-    """Settings compared for equality: an empty `mcpServers` is the same as none."""
-    return {k: v for k, v in data.items() if not (k == "mcpServers" and v == {})}
-
-
-def _toml_section(python: str | None, sep: str, newline: str, runner: str) -> str:
-    ours = _ours(python, runner)
-    begin = f"{TOML_BEGIN} sep={len(sep) // len(newline)} (managed by `habitus mcp install`)"
-    return sep + newline.join([begin, f"[mcp_servers.{SERVER_NAME}]", f"command = {json.dumps(ours['command'])}",
-                               f"args = {json.dumps(ours['args'])}", f"env_vars = {json.dumps(ours['env_vars'])}",
-                               TOML_END]) + newline
-
-
-def _parse_toml(path: Path, text: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(f"{path} is not valid TOML ({exc}); it was not changed") from exc
-    except RecursionError as exc:
-        raise ConfigFileError(f"{path} is nested too deeply to be a config file; it was not changed") from exc
-
-
-def _ours(python: str | None, runner: str = "python") -> dict[str, Any]:
-    """The Codex entry: the runner's command, and HABITUS_HOME forwarded (Codex passes few variables on)."""
-    command, args = mcp_command(runner, python)
-    return {"command": command, "args": args, "env_vars": list(CODEX_ENV_VARS)}
-
-
-def _without_server(data: dict[str, Any], keep_table: bool) -> dict[str, Any]:
-    """The parsed config without mcp_servers.habitus (and without mcp_servers when that left it empty and new)."""
-    out = dict(data)
-    servers = dict(out.get("mcp_servers") or {})
-    servers.pop(SERVER_NAME, None)
-    if servers or keep_table:
-        out["mcp_servers"] = servers
-    else:
-        out.pop("mcp_servers", None)
+def _pruned(data: dict[str, Any], root: str | None) -> dict[str, Any]:
+    """Settings without the empty tables install makes: `mcpServers` ({}) and, for local scope, the repo's entry."""
+    out = copy.deepcopy(data)
+    if root is None:
+        if out.get("mcpServers") == {}:
+            del out["mcpServers"]
+        return out
+    projects = out.get("projects")
+    if isinstance(projects, dict) and isinstance(projects.get(root), dict):
+        if projects[root].get("mcpServers") == {}:
+            del projects[root]["mcpServers"]
+        if projects[root] == {}:
+            del projects[root]
+        if projects == {}:
+            del out["projects"]
     return out
 
 
-def _appended(text: str, python: str | None, runner: str) -> str:
-    """The config with our marked `[mcp_servers.habitus]` section appended (exactly removable by uninstall)."""
-    nl = newline_of(text)
-    sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith(nl) else nl * 2)
-    return text + _toml_section(python, sep, nl, runner)
-
-
-def _inserted(text: str, python: str | None, runner: str) -> str:
-    """The config with our server added inside an existing `mcp_servers` (inline or dotted), formatting kept."""
-    import tomlkit
-
-    doc = tomlkit.parse(text)
-    entry = tomlkit.inline_table()
-    entry.update(_ours(python, runner))
-    doc["mcp_servers"][SERVER_NAME] = entry  # type: ignore[index]
-    return tomlkit.dumps(doc)
-
-
 def _install_toml(path: Path, dry_run: bool, python: str | None, runner: str) -> HookChange:
-    original = text = read_text_file(path) or ""
-    data = _parse_toml(path, text)
+    text = read_text_file(path)
+    current = text or ""
+    data = mcp_toml.parse(path, current)
+    entry = mcp_toml.ours(python, runner)
     notes = ["Codex starts MCP servers listed in config.toml; restart Codex to load it."]
-    servers = data.get("mcp_servers", {})
-    if not isinstance(servers, dict):
-        raise ConfigFileError(f"{path}: mcp_servers is not a table; it was not changed")
+    servers = mcp_toml.servers_of(path, data)
+    base = current
     if SERVER_NAME in servers:
-        if servers[SERVER_NAME] == _ours(python, runner):
+        if servers[SERVER_NAME] == entry:
             return HookChange("codex", str(path), "unchanged", notes=notes)
         # ours from an earlier install (another runner, or before env_vars): replaced; by hand: refused
-        previous = _remove_section(text) if TOML_BEGIN in text else _removed_inline(text, python)
+        previous = mcp_toml.without_server(path, current)
         if previous is None:
             raise ConfigFileError(f"{path} already defines [mcp_servers.{SERVER_NAME}] by hand; it was not changed")
-        text, data = previous, _parse_toml(path, previous)
-    new = None
-    for build in (_appended, _inserted):  # a new section where TOML allows one, else inside the existing table
-        try:
-            candidate = build(text, python, runner)
-            parsed = tomllib.loads(candidate)
-        except Exception:  # noqa: BLE001 - any failure here means: try the next way, or refuse below
-            continue
-        added = parsed.get("mcp_servers", {}).get(SERVER_NAME) == _ours(python, runner)
-        if added and _without_server(parsed, "mcp_servers" in data) == data:
-            new = candidate
-            break
-    if new is None:
-        raise ConfigFileError(f"{path}: could not add [mcp_servers.{SERVER_NAME}] without changing the rest of the "
-                              "file; it was not changed — add it by hand")
+        base = previous
+    new = mcp_toml.with_server(path, base, entry)
     check_writable(path)
-    text = original
     change = HookChange("codex", str(path), "would-install" if dry_run else "installed",
-                        diff=_diff(path, text.encode(), new.encode()), notes=notes)
+                        diff=_diff(path, current.encode(), new.encode()), notes=notes)
     if not dry_run:
-        backup = backup_once(path)
-        change.backup = str(backup) if backup else None
+        change.backup, more = before_change(path, clean=text is None or SERVER_NAME not in servers,
+                                            valid=mcp_toml.toml_valid)
+        change.notes += more
         atomic_write_text(path, new)
     return change
-
-
-def _remove_section(text: str) -> str | None:
-    """The text without our marked section (and the blank lines install put before it), or None without one."""
-    if TOML_BEGIN not in text or TOML_END not in text:
-        return None
-    start = text.index(TOML_BEGIN)
-    end = text.index(TOML_END, start) + len(TOML_END)
-    nl = newline_of(text)
-    end += len(nl) if text[end:end + len(nl)] == nl else (1 if text[end:end + 1] == "\n" else 0)
-    line = text[start:text.index("\n", start)] if "\n" in text[start:] else text[start:]
-    sep = int(line.split("sep=", 1)[1].split()[0]) if "sep=" in line else 0
-    if sep and text[max(0, start - sep * len(nl)):start] == nl * sep:
-        start -= sep * len(nl)
-    return text[:start] + text[end:]
-
-
-def _removed_inline(text: str, python: str | None) -> str | None:
-    """The text without a habitus entry `_inserted` put inside an existing table, or None when there is none."""
-    import tomlkit
-
-    doc = tomlkit.parse(text)
-    servers = doc.get("mcp_servers")
-    if servers is None or SERVER_NAME not in servers:
-        return None
-    entry = servers[SERVER_NAME]
-    if not (isinstance(entry, dict) and is_habitus_mcp(str(entry.get("command") or ""), list(entry.get("args") or []))):
-        return None  # not ours (written by hand)
-    del servers[SERVER_NAME]
-    return tomlkit.dumps(doc)
 
 
 def _uninstall_toml(path: Path, dry_run: bool) -> HookChange:
     text = read_text_file(path)
     if text is None:
         return HookChange("codex", str(path), "not-installed")
-    new = _remove_section(text)
+    new = mcp_toml.without_server(path, text)
     if new is None:
-        _parse_toml(path, text)
-        new = _removed_inline(text, None)
-        if new is None:
-            return HookChange("codex", str(path), "not-installed")
-        backup = backup_path(path)
-        original = read_text_file(backup) if backup.exists() else None
-        if original is not None and original.replace("\r\n", "\n") == new.replace("\r\n", "\n"):
-            new = original
-    try:
-        tomllib.loads(new)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(f"{path}: removing the habitus section would leave invalid TOML ({exc}); it was not "
-                              "changed") from exc
+        return HookChange("codex", str(path), "not-installed")
     check_writable(path)
+    original = original_of(path, mcp_toml.toml_valid)
+    before = original.data.decode("utf-8", "replace") if original.data is not None else None
+    result: bytes | None = new.encode("utf-8")
+    if before is not None and mcp_toml.same_but_blank_lines(before, new):
+        result = original.data
+    elif original.created and not new.strip():
+        result = None
     change = HookChange("codex", str(path), "would-uninstall" if dry_run else "uninstalled",
-                        diff=_diff(path, text.encode(), new.encode()))
+                        diff=_diff(path, text.encode(), result))
     if not dry_run:
-        if new or backup_path(path).exists():  # a file that existed before install stays, even if empty
-            atomic_write_text(path, new)
-        else:
-            remove_file(path)
+        change.notes += finish_undo(path, result, original, still_ours=False, valid=mcp_toml.toml_valid)
     return change

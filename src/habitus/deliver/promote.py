@@ -6,8 +6,9 @@ into one rule of 1–3 short lines (model-free), drops what the target file alre
 (not only in our block) or what was promoted, rejected or quarantined before, and admits a rule
 only when breaking it did harm (tokens or failures) and it recurred in ≥ 2 distinct sessions. When
 the block is full, each addition is paired with the removal of lower-scored rules (a rule whose
-trigger no longer recurs scores 0). `apply(conn, proposal)` writes the block atomically with a
-backup and records the promoted state; a promoted rule a person deleted is recorded as rejected.
+trigger no longer recurs scores 0). `apply(conn, proposal)` writes the block atomically (the file's
+original and its text before this apply kept in `$HABITUS_HOME/backups`) and records the promoted
+state; a promoted rule a person deleted is recorded as rejected.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from habitus.capture.subject import repo_root
 from habitus.core.note import Rule, content_hash
 from habitus.core.quarantine import Allowlist, unsupported
 from habitus.core.subject import subject_root_commit
+from habitus.deliver.backups import keep_last
 from habitus.deliver.candidates import Candidate, collect, similar, terms
-from habitus.deliver.files import atomic_write_text, backup_once, check_writable, read_text_file
-from habitus.deliver.rules_block import Budget, block_size, parse_rules, replace_block
+from habitus.deliver.files import atomic_write_text, check_writable, read_text_file
+from habitus.deliver.rules_block import Budget, block_size, find_block, parse_rules, replace_block
+from habitus.deliver.undo import before_change, text_valid
 from habitus.learn.allowlist import repo_allowlist
 from habitus.store.notes import list_rule_states, set_rule_state
 
@@ -423,11 +426,12 @@ def apply(conn: Connection, proposal: Proposal) -> dict[str, Any]:
     backup = None
     for c in proposal.quarantined:
         set_rule_state(conn, key, Rule(id=str(c["id"]), lines=[str(c["text"])], evidence=c), "quarantined")
-    if proposal.changes:
+    notes: list[str] = []
+    if proposal.changes:  # the original once, the text before this apply each time: both in $HABITUS_HOME
+        _, notes = before_change(target, clean=find_block(now_text) is None, valid=text_valid, uninstall=False)
         if target.exists():
-            backup_once(target)
-            backup = target.with_name(target.name + ".habitus-backup")
-            atomic_write_text(backup, now_text)
+            backup, moved = keep_last(target, now_text.encode("utf-8"))
+            notes += moved
         atomic_write_text(target, proposal.new_text)
         date = datetime.now(UTC).isoformat(timespec="seconds")
         for add in proposal.additions:
@@ -436,5 +440,6 @@ def apply(conn: Connection, proposal: Proposal) -> dict[str, Any]:
         for old in proposal.removals:
             set_rule_state(conn, key, old, "retired")
     return {"target": str(target), "written": proposal.changes, "backup": str(backup) if backup else None,
+            "notes": notes,
             "added": [a.rule.id for a in proposal.additions], "removed": [r.id for r in proposal.removals],
             "quarantined": len(proposal.quarantined)}

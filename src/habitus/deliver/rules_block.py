@@ -1,9 +1,10 @@
 """The managed always-on block in AGENTS.md / CLAUDE.md: find, parse, render and replace it.
 
 The block sits between `<!-- habitus:rules:begin -->` and `<!-- habitus:rules:end -->`, each on a
-line of its own and outside fenced code (a marker quoted in inline code or a fence is not the
-block); text outside the markers is never changed (a file without a block gets one appended, in
-the file's line endings). A rule is a bullet (`- ...`) with up to two continuation lines indented
+line of its own, indented at most three spaces, outside fenced code, indented code and HTML comments
+(a marker quoted in any of those, or in inline code, is text about the block, not the block); text
+outside the markers is never changed (a file without a block gets one appended, in the file's line
+endings). A rule is a bullet (`- ...`) with up to two continuation lines indented
 by two spaces; anything else in the block (a fenced code block, a paragraph line) was written by
 hand and is kept as one `Verbatim` unit, written back exactly as it was. The budget (default 15 lines and
 1,500 characters, counted over the lines between the markers) does not grow with memory size.
@@ -39,28 +40,64 @@ class Verbatim(list[str]):
 
 
 _FENCE = ("```", "~~~")
+_MAX_MARKER_INDENT = 3  # Markdown: four spaces (or a tab) make an indented code block
+
+
+def _fence_open(line: str) -> str | None:
+    """The fence a line opens (its run of ``` or ~~~), when it is a fence line (indented at most 3 spaces)."""
+    body = line.lstrip(" ")
+    if len(line) - len(body) > _MAX_MARKER_INDENT or not body.startswith(_FENCE):
+        return None
+    return body[: len(body) - len(body.lstrip(body[0]))]
+
+
+def _fence_closes(line: str, fence: str) -> bool:
+    body = line.lstrip(" ")
+    run = body[: len(body) - len(body.lstrip(fence[0]))]
+    return len(line) - len(body) <= _MAX_MARKER_INDENT and len(run) >= len(fence) and not body[len(run):].strip()
+
+
+def _opens_comment(line: str) -> bool:
+    """Whether a line starts an HTML comment it does not close (`<!--` with no `-->` after the last one)."""
+    start = line.rfind("<!--")
+    return start >= 0 and "-->" not in line[start + 4:]
+
+
+def _marker(line: str) -> str | None:
+    """BEGIN or END when the line is a marker on its own, indented at most 3 spaces (not code)."""
+    body = line.rstrip("\r\n").lstrip(" ")
+    if len(line) - len(line.lstrip(" ")) > _MAX_MARKER_INDENT:
+        return None
+    stripped = body.rstrip()
+    return stripped if stripped in (BEGIN, END) else None
 
 
 def _marker_lines(text: str) -> tuple[list[int], list[int]]:
-    """Offsets of begin and end markers that stand on a line of their own outside fenced code.
+    """Offsets of begin and end markers that stand on a line of their own as Markdown, not as quoted text.
 
-    A marker quoted in inline code (`…`) or inside a ``` / ~~~ fence is text about the block, not the block.
+    A marker quoted in inline code (`…`), inside a ``` / ~~~ fence, in an indented code block (4 spaces or a
+    tab) or inside an HTML comment (`<!--` … `-->` across lines) is text about the block, not the block.
     """
     begins: list[int] = []
     ends: list[int] = []
     fence: str | None = None
+    in_comment = False
     offset = 0
     for line in text.splitlines(keepends=True):
-        stripped = line.strip()
         if fence is not None:
-            if stripped.startswith(fence):
+            if _fence_closes(line, fence):
                 fence = None
-        elif stripped.startswith(_FENCE):
-            fence = stripped[:3]
-        elif stripped == BEGIN:
+        elif in_comment:
+            if _marker(line) is None and "-->" in line:
+                in_comment = _opens_comment(line[line.index("-->") + 3:])
+        elif _fence_open(line) is not None:
+            fence = _fence_open(line)
+        elif _marker(line) == BEGIN:
             begins.append(offset + line.index(BEGIN))
-        elif stripped == END:
+        elif _marker(line) == END:
             ends.append(offset + line.index(END))
+        else:
+            in_comment = _opens_comment(line)
         offset += len(line)
     return begins, ends
 
@@ -91,13 +128,13 @@ def parse_rules(text: str) -> list[list[str]]:
         line = raw.rstrip()
         if fence is not None:  # inside a hand-written fenced block: every line as it is
             rules[-1].append(raw)
-            if line.strip().startswith(fence):
+            if _fence_closes(line, fence):
                 fence = None
             continue
         if not line.strip():
             continue
-        if line.lstrip().startswith(_FENCE):
-            fence = line.lstrip()[:3]
+        if _fence_open(line) is not None:
+            fence = _fence_open(line)
             rules.append(Verbatim([raw]))
         elif line.startswith(("- ", "* ")):
             rules.append([line[2:].strip()])

@@ -80,6 +80,14 @@ def _bounded_loader(text: str, source: str) -> Any:
                                             "write the values out")
             return super().compose_node(parent, index)
 
+        def construct_yaml_int(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError as exc:  # more digits than Python converts (4,300)
+                raise WorkflowFileError(f"{source} line {node.start_mark.line + 1}: a number of "
+                                        f"{len(str(node.value)):,} characters is too long to read") from exc
+
+    BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
     return BoundedLoader(text)
 
 
