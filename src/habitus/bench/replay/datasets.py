@@ -23,8 +23,8 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,26 +127,32 @@ def ingest_history(repo: Path, store_path: Path) -> dict[str, Any]:
         store.close()
 
 
-def replay_datasets(folder: Path | str, *, split: float = DEFAULT_SPLIT, selectors: list[str] | None = None,
-                    learn_from: str = "store", prior: str = "leave-one-out", cache: Path | None = None,
-                    progress: Callable[[str], None] | None = None) -> MultiReplay:
-    """Replay every history in `folder` (see the module docstring)."""
-    from habitus.learn.prior import shipped_prior
-    from habitus.learn.prior_fit import leave_one_out, repo_rows
+@dataclass
+class PreparedHistory:
+    """One history of the folder, ready to replay: its split and store (`setup`), its run with the records
+    learned (`run.learn`), and the prequential rows of its history part (`rows`)."""
+
+    name: str
+    setup: Any
+    run: ReplayRun
+    rows: Any
+
+
+@contextmanager
+def prepared_histories(folder: Path | str, *, split: float = DEFAULT_SPLIT, selectors: list[str] | None = None,
+                       learn_from: str = "store", cache: Path | None = None,
+                       progress: Callable[[str], None] | None = None) -> Iterator[list[PreparedHistory]]:
+    """Steps 1–2 of the module docstring for every history in `folder`; temporary folders go on exit."""
+    from habitus.learn.prior_fit import repo_rows
     from habitus.store.home import habitus_home
 
-    if prior not in PRIORS:
-        raise ReplayError(f"--prior must be one of {', '.join(PRIORS)}, got {prior!r}")
     check_selectors(selectors)
     say = progress or (lambda _msg: None)
-    started = time.perf_counter()
     folders = dataset_folders(folder)
     cache = cache or habitus_home() / "cache" / "datasets"
-    result = MultiReplay(prior_mode=prior)
     with ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="habitus-datasets-")))
-        setups = {}
-        rows = []
+        out = []
         for path in folders:
             name = path.name
             say(f"{name}: materializing and ingesting")
@@ -157,13 +163,31 @@ def replay_datasets(folder: Path | str, *, split: float = DEFAULT_SPLIT, selecto
             say(f"{name}: learning from {len(setup.history)} sessions")
             run = new_run(setup, selectors)
             run.learn = learn_history(setup, repo_map=False)
-            rows.append(repo_rows(name, setup.mem.conn, setup.subject, setup.worktree))
-            setups[name] = (setup, run)
+            out.append(PreparedHistory(name, setup, run, repo_rows(name, setup.mem.conn, setup.subject,
+                                                                   setup.worktree)))
+        yield out
+
+
+def replay_datasets(folder: Path | str, *, split: float = DEFAULT_SPLIT, selectors: list[str] | None = None,
+                    learn_from: str = "store", prior: str = "leave-one-out", cache: Path | None = None,
+                    progress: Callable[[str], None] | None = None) -> MultiReplay:
+    """Replay every history in `folder` (see the module docstring)."""
+    from habitus.learn.prior import shipped_prior
+    from habitus.learn.prior_fit import leave_one_out
+
+    if prior not in PRIORS:
+        raise ReplayError(f"--prior must be one of {', '.join(PRIORS)}, got {prior!r}")
+    say = progress or (lambda _msg: None)
+    started = time.perf_counter()
+    result = MultiReplay(prior_mode=prior)
+    with prepared_histories(folder, split=split, selectors=selectors, learn_from=learn_from, cache=cache,
+                            progress=progress) as histories:
+        rows = [h.rows for h in histories]
         priors = leave_one_out(rows) if prior == "leave-one-out" and len(rows) > 1 else \
             {r.name: shipped_prior() for r in rows}
-        for name, (setup, run) in setups.items():
-            with home_at(setup.home):
-                _replay_one(name, setup, run, priors[name], result, say)
+        for h in histories:
+            with home_at(h.setup.home):
+                _replay_one(h.name, h.setup, h.run, priors[h.name], result, say)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -184,4 +208,5 @@ def _replay_one(name: str, setup: Any, run: ReplayRun, fitted: Any, result: Mult
     result.runs[name] = run
 
 
-__all__ = ["PRIORS", "MultiReplay", "dataset_folders", "ingest_history", "materialized", "replay_datasets"]
+__all__ = ["PRIORS", "MultiReplay", "PreparedHistory", "dataset_folders", "ingest_history", "materialized",
+           "prepared_histories", "replay_datasets"]
