@@ -88,7 +88,7 @@ def history_rows(records: list[Record], subject: str | None, code: CodeIndex | N
     for i, rec in enumerate(records):
         if is_change_task(rec) and builder.map.tasks >= WARMUP_TASKS:
             truth = set(task_files(rec))
-            for c in candidates(rec.task, builder.map, code, repo, code_docs=docs):
+            for c in candidates(rec.task, builder.map, code, repo, code_docs=docs, names=builder.names):
                 rows.append(Row(task=i, file=c.file, features=c.features, label=c.file in truth))
         builder.add(rec)
     return rows[-MAX_ROWS:]

@@ -47,8 +47,11 @@ class MapBuilder:
     """Adds task records to a repo map one at a time (so calibration can replay the history in order)."""
 
     def __init__(self, subject: str | None, code: CodeIndex | None = None) -> None:
+        from habitus.recall.where import FileNames
+
         self.map = RepoMap(subject=subject)
         self.code = code
+        self.names = FileNames.of(code) if code is not None else None
 
     def add(self, rec: Record) -> None:
         if not is_change_task(rec):
@@ -81,7 +84,7 @@ class MapBuilder:
         if self.code is not None:
             from habitus.recall.where import named_files
 
-            for path in named_files(tt, self.code):
+            for path in named_files(tt, self.code, self.names):
                 prof = self.map.files.setdefault(path, FileProfile())
                 prof.named += 1
                 prof.named_edited += int(path in files)

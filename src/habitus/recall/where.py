@@ -148,15 +148,30 @@ def _mention_kind(text: str, title: str, path: str, mention: str, *, is_plan: bo
     return strong, not in_prose, in_prose and not outside_context
 
 
-def named_files(tt: TaskText, code: CodeIndex) -> dict[str, Mention]:
+@dataclass(frozen=True)
+class FileNames:
+    """The files of a code index by lower-cased path, file name and stem (built once per recall)."""
+
+    lower: dict[str, str]
+    by_name: dict[str, list[str]]
+    by_stem: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, code: CodeIndex) -> FileNames:
+        lower = {p.lower(): p for p in code.files}
+        by_name: dict[str, list[str]] = {}
+        by_stem: dict[str, list[str]] = {}
+        for p in code.files:
+            base = p.rsplit("/", 1)[-1].lower()
+            by_name.setdefault(base, []).append(p)
+            by_stem.setdefault(base.split(".", 1)[0], []).append(p)
+        return cls(lower, by_name, by_stem)
+
+
+def named_files(tt: TaskText, code: CodeIndex, names: FileNames | None = None) -> dict[str, Mention]:
     """file -> how the task names it, for the files the task names that exist in `code`."""
-    lower = {p.lower(): p for p in code.files}
-    by_name: dict[str, list[str]] = {}
-    by_stem: dict[str, list[str]] = {}
-    for p in code.files:
-        base = p.rsplit("/", 1)[-1].lower()
-        by_name.setdefault(base, []).append(p)
-        by_stem.setdefault(base.split(".", 1)[0], []).append(p)
+    names = names or FileNames.of(code)
+    lower, by_name, by_stem = names.lower, names.by_name, names.by_stem
     found: dict[str, Mention] = {}
     body = tt.body
     for mention in tt.paths:
@@ -243,7 +258,8 @@ def bm25_normalised(query: list[str], docs: dict[str, dict[str, int]], k1: float
 
 
 def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree: Path | None = None,
-               *, code_docs: dict[str, dict[str, int]] | None = None) -> list[Candidate]:
+               *, code_docs: dict[str, dict[str, int]] | None = None,
+               names: FileNames | None = None) -> list[Candidate]:
     """Every file some evidence points at, with its features (see the module docstring)."""
     from habitus.core.tasktext import read_task
     from habitus.index.terms import terms
@@ -251,7 +267,8 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
     tt = read_task(task) if isinstance(task, str) else task
     query = terms(tt.words)
     found: dict[str, Candidate] = {}
-    refused = negated_files(tt, code)
+    names = names or FileNames.of(code)
+    refused = negated_files(tt, code, names)
 
     def cand(path: str) -> Candidate:
         if path not in found:
@@ -259,7 +276,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         return found[path]
 
     repo_rate = _named_rate(repomap)
-    for path, mention in named_files(tt, code).items():
+    for path, mention in named_files(tt, code, names).items():
         if path in refused:
             continue
         c = cand(path)
@@ -317,7 +334,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
     return list(found.values())
 
 
-def negated_files(tt: TaskText, code: CodeIndex) -> set[str]:
+def negated_files(tt: TaskText, code: CodeIndex, names: FileNames | None = None) -> set[str]:
     """Files the task names only inside negated clauses ("do not touch `a.go`", "leave README.md alone" is not
     caught: only *not / never / no / without / n't* clauses): the task says where its work does not go."""
     from habitus.core.tasktext import read_task
@@ -326,7 +343,8 @@ def negated_files(tt: TaskText, code: CodeIndex) -> set[str]:
     kept = strip_negated(tt.body)
     if kept == tt.body:
         return set()
-    return set(named_files(tt, code)) - set(named_files(read_task(kept), code))
+    names = names or FileNames.of(code)
+    return set(named_files(tt, code, names)) - set(named_files(read_task(kept), code, names))
 
 
 def prior_files(repomap: RepoMap, live: dict[str, object]) -> list[str]:
@@ -451,6 +469,6 @@ def pick(cands: list[Candidate], *, min_chance: float, handover_chance: float,
     return [cands[i] for i in chosen]
 
 
-__all__ = ["DEFAULT_MODEL", "FEATURES", "MAX_FILES", "Candidate", "Mention", "bm25_normalised", "candidates", "chance",
-           "choose_files", "defining_files", "is_named", "named_files", "negated_files", "pick", "prior_files",
-           "probabilities", "quoted_files"]
+__all__ = ["DEFAULT_MODEL", "FEATURES", "MAX_FILES", "Candidate", "FileNames", "Mention", "bm25_normalised",
+           "candidates", "chance", "choose_files", "defining_files", "is_named", "named_files", "negated_files", "pick",
+           "prior_files", "probabilities", "quoted_files"]
