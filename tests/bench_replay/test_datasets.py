@@ -105,3 +105,36 @@ def test_cli_replays_a_folder_of_histories_with_reports(histories: Path, tmp_pat
     prior = subprocess.run([*HABITUS, "bench", "replay", "--datasets", str(histories), "--prior", "mine"],
                            capture_output=True, text=True, env=env)
     assert prior.returncode == 1 and "--prior must be one of" in prior.stderr
+
+
+BASELINES = ("most-changed", "similar-task", "file-bm25", "code-bm25")
+
+
+@pytest.mark.slow
+def test_real_histories_each_with_a_prior_fitted_without_it(corpus: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three real histories of shared/corpus/real-history (PROVENANCE.md in each), split 60/40, each with a
+    where-to-look prior fitted on the other two only: issue 19's acceptance lines where they hold, and the lines
+    docs/bench-replay.md reports as missed (git-sync: 22 of its 34 tasks are code reviews of uncommitted work
+    at the merge base, which no selector can see) are not asserted there."""
+    monkeypatch.setenv("HABITUS_HOME", str(tmp_path / "home"))
+    data = replay_datasets(corpus / "real-history").to_dict()
+    repos = data["repositories"]
+    assert {n: (r["history"], r["tasks"]) for n, r in repos.items()} == \
+        {"context-evaluator": (58, 40), "git-sync": (51, 34), "oh-my-posh": (27, 18)}
+    for name, repo in repos.items():
+        assert name not in data["repositories"][name]["prior"]["repositories"]
+        assert repo["learn"]["seconds"] <= 30 and repo["learn"]["model_calls"] == 0
+        assert max(r["habitus"]["chars"] for r in repo["per_task"]) <= 2_000
+    for name in ("context-evaluator", "oh-my-posh"):
+        s = repos[name]["summary"]
+        h = s["habitus"]
+        assert h["precision"]["estimate"] >= 0.40 and h["false_handovers"]["count"] <= 0.25 * h["handovers"], name
+        assert h["hit"]["count"] >= s["most-changed"]["hit"]["count"], name
+        for baseline in BASELINES:
+            assert h["f1"]["estimate"] > s[baseline]["f1"]["estimate"], (name, baseline)
+    pooled = data["pooled"]["summary"]
+    h = pooled["habitus"]
+    assert h["precision"]["estimate"] >= 0.40 and h["false_handovers"]["count"] <= 0.25 * h["handovers"]
+    for baseline in BASELINES:
+        assert h["f1"]["estimate"] > pooled[baseline]["f1"]["estimate"], baseline

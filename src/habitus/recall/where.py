@@ -331,6 +331,8 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
                 c.reasons.append(_map_reason(prof, query))
         if not c.reasons and c.features["code"] > 0:
             c.reasons.append("its path and symbols match the task's words")
+        if not c.reasons and prof is not None:
+            c.reasons.append(f"often changed here ({prof.tasks} of {repomap.tasks} past tasks): likely, not certain")
     return list(found.values())
 
 
