@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 from habitus.learn.calibrate import FALSE_HANDOVER_LIMIT, PRECISION_FLOOR, choose_thresholds, evaluate_thresholds
+from habitus.learn.prior import DEFAULT_THRESHOLDS
 from habitus.learn.replay import map_verdict
 
 
@@ -55,8 +56,7 @@ def test_a_weak_extra_file_is_left_out_when_it_costs_more_precision_than_it_adds
 
 
 def test_no_qualifying_pair_gives_the_documented_default() -> None:
-    assert choose_thresholds([(0, .9, False), (1, .8, False)], {0: 1, 1: 1}) == \
-        ({"min_chance": 0.4, "handover_chance": 0.5}, None)
+    assert choose_thresholds([(0, .9, False), (1, .8, False)], {0: 1, 1: 1}) == (DEFAULT_THRESHOLDS, None)
 
 
 def test_a_task_the_limits_allow_to_help_is_not_given_up_for_a_higher_f1() -> None:

@@ -116,6 +116,59 @@ def test_follow_ups_get_nothing_and_questions_no_checks(learned: LearnedRealStyl
     assert all(f.startswith("src/") for f in where.files)
 
 
+def _commit_file(work: Path, path: str, text: str) -> None:
+    (work / path).parent.mkdir(parents=True, exist_ok=True)
+    (work / path).write_text(text)
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(work), "commit", "-q", "-m", f"add {path}"], check=True)
+
+
+def test_a_file_the_task_names_is_handed_even_when_nothing_else_is_likely(learned: LearnedRealStyle,
+                                                                          work: Path) -> None:
+    # a file no past task changed and words the map has never seen: the map alone abstains
+    _commit_file(work, "tools/bootstrap.sh", "#!/bin/sh\ndocker build -t app .\n")
+    unnamed = _recall(learned, "Upgrade the container base image used by the deploy pipeline", work)
+    assert unnamed.files == [] and unnamed.look is not None and unnamed.look.abstained
+    named = _recall(learned, "Upgrade the container base image used by the deploy pipeline in "
+                             "tools/bootstrap.sh", work)
+    assert named.files == ["tools/bootstrap.sh"] and named.look is not None and named.look.abstained is None
+    assert "`tools/bootstrap.sh` — named in the task" in named.text
+
+
+def test_a_named_file_is_handed_when_where_to_look_is_off_and_a_negated_one_never(learned: LearnedRealStyle,
+                                                                                   work: Path) -> None:
+    from habitus.learn.repomap import NEVER
+    from habitus.recall.look import look
+    from habitus.store.repomap import load_repo_map
+
+    conn = connect(learned.db)
+    try:
+        repomap = load_repo_map(conn, learned.report["subjects"][0])
+    finally:
+        conn.close()
+    assert repomap is not None
+    repomap.thresholds = {"min_chance": 0.1, "handover_chance": NEVER}  # the gate turned where-to-look off
+    head = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+    def files(task: str) -> list[str]:
+        return [c.file for c in look(task, "change", root=work, head=head, subject=repomap.subject,
+                                     repomap=repomap).files]
+
+    assert files(PLAN) == ["src/invoices/InvoiceTable.tsx"]
+    assert files("Add a retry button to the invoice view") == []
+    negated = "Add a retry button to the invoice view; do not touch src/invoices/InvoiceTable.tsx"
+    assert "src/invoices/InvoiceTable.tsx" not in files(negated)
+    repomap.thresholds = {"min_chance": 0.0, "handover_chance": 0.0}  # everything likely enough
+    assert "src/invoices/InvoiceTable.tsx" not in files(negated)
+
+
+def test_a_question_gets_the_files_it_names_but_no_checks(learned: LearnedRealStyle, work: Path) -> None:
+    result = _recall(learned, "How does src/invoices/InvoiceTable.tsx decide which rows to show?", work)
+    assert result.look is not None and result.look.kind == "inspect"
+    assert result.files == ["src/invoices/InvoiceTable.tsx"] and result.checks == []
+
+
 def test_an_unrelated_task_abstains_from_files_with_a_reason(learned: LearnedRealStyle, work: Path) -> None:
     result = _recall(learned, "Upgrade the container base image used by the deploy pipeline", work)
     assert result.files == []

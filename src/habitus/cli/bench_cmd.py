@@ -188,6 +188,12 @@ def replay_cmd(
                                         "for a repo without trailers. The ground truth is the same."),
     out: Path = typer.Option(None, "--out", "-o", help="Folder for results.json, results.md and report.html "
                                                          "(default: $HABITUS_HOME/bench/replay/<time>)."),
+    datasets: Path = typer.Option(None, "--datasets", help="Replay every shipped history in this folder (each a "
+                                                           "code.bundle + checkpoints.tar.xz) instead of --repo: a "
+                                                           "table per repository and pooled."),
+    prior: str = typer.Option("leave-one-out", "--prior",
+                              help="With --datasets: leave-one-out (each repository's figures use a where-to-look "
+                                   "prior fitted on the others only) or shipped (the prior habitus ships)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Replay: learn from the repo's first sessions, hand each later task what each selector would, score it."""
@@ -196,6 +202,10 @@ def replay_cmd(
     from habitus.store.sqlite import StoreError
 
     chosen = [s.strip() for item in (selectors or []) for s in item.split(",") if s.strip()] or None
+    if datasets is not None:
+        _replay_datasets(datasets, split=split, selectors=chosen, learn_from=learn_from, prior=prior, out=out,
+                         as_json=as_json)
+        return
     try:
         run = run_replay(repo, split=split, before=before, until=until, selectors=chosen, learn_from=learn_from,
                          progress=None if as_json else lambda m: stderr.print(m, highlight=False))
@@ -209,4 +219,25 @@ def replay_cmd(
     from habitus.bench.replay.report import markdown
 
     typer.echo(markdown(run.to_dict()))
+    stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
+
+
+def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None, learn_from: str, prior: str,
+                     out: Path | None, as_json: bool) -> None:
+    from habitus.bench.replay.datasets import replay_datasets
+    from habitus.bench.replay.report import multi_markdown, write_multi_reports
+    from habitus.bench.replay.runner import ReplayError
+    from habitus.store.sqlite import StoreError
+
+    try:
+        result = replay_datasets(folder, split=split, selectors=selectors, learn_from=learn_from, prior=prior,
+                                 progress=None if as_json else lambda m: stderr.print(m, highlight=False))
+    except (ReplayError, StoreError, ValueError) as exc:
+        fail(str(exc))
+    default = _default_out()
+    paths = write_multi_reports(result, out or default.parent.parent / "replay" / default.name)
+    if as_json:
+        emit({**result.to_dict(), "reports": paths}, True)
+        return
+    typer.echo(multi_markdown(result.to_dict()))
     stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)

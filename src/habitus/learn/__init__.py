@@ -66,13 +66,15 @@ def _trace_version(ended: str | None, steps: int) -> str:
 
 def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = None,
           rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True,
-          repo_map: bool = True) -> LearnReport:
+          repo_map: bool = True, prior: Any = None) -> LearnReport:
     """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
 
     `repo` restricts learning to that repo's subject and reads file text from it for places.
     `annotate` lets the configured LLM (or `provider`) name workflows and polish step text.
     `gate` replays the repo's recorded tasks and keeps a build that serves them worse (`learn.replay`).
-    `repo_map` (re)builds each subject's repo map (`learn.repomap`: where work goes, checks, traps).
+    `repo_map` (re)builds each subject's repo map (`learn.repomap`: where work goes, checks, traps);
+    `prior` is the cross-repository where-to-look prior its model is fitted around (default: the shipped one,
+    `learn.prior`; the replay benchmark passes one fitted without the repo it replays).
     """
     from habitus.capture.subject import repo_subject
     from habitus.learn.feedback import apply_feedback
@@ -141,7 +143,8 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
             from habitus.learn.replay import replay_repo
             from habitus.learn.repomap import learn_repo_map
 
-            report.maps.append(learn_repo_map(conn, subj, records, replay_repo(records, subj, repo_path), gate=gate))
+            report.maps.append(learn_repo_map(conn, subj, records, replay_repo(records, subj, repo_path), gate=gate,
+                                              prior=prior))
         workflows = induce(records, subj)
         carry_ids(workflows, load_workflows(conn, subj, status=None, origin="learned"))  # never an import's id
         if annotate and workflows:

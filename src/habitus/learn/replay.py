@@ -23,8 +23,8 @@ plain words. A build identical to the current memory is accepted unreplayed, and
 recorded task edited a file that is in the working tree now (nothing to judge).
 
 The repo map (`habitus.learn.repomap`) is judged by `map_verdict` on the figures its calibration
-measured out of sample (each past task asked of a map that had not seen it): the same net score,
-counting files instead of places and a false hand-over (files handed, none right) as one more wrong.
+measured out of sample (each past task asked of a map that had not seen it),
+against the product's targets (files right ≥ 40% of the time, hand-overs with no right file ≤ 25%).
 """
 
 from __future__ import annotations
@@ -228,19 +228,23 @@ def judge(cand: ReplayFigures, cur: ReplayFigures, *, first: bool) -> list[str]:
 
 
 def map_verdict(figures: dict[str, Any] | None) -> dict[str, Any]:
-    """Accept or reject a repo map's where-to-look on its out-of-sample figures (see the module docstring)."""
+    """Accept or reject a repo map's where-to-look on its out-of-sample figures: its files must have been right at
+    least `PRECISION_TARGET` of the time and its hand-overs all wrong at most `FALSE_HANDOVER_TARGET` of the time
+    (the product's targets, `habitus.learn.calibrate`). A rejected map still hands the files a task names."""
+    from habitus.learn.calibrate import FALSE_HANDOVER_TARGET, PRECISION_TARGET
+
     if not figures or not figures.get("tasks"):
         return {"accepted": True, "reasons": [], "skipped": "no past task to judge where-to-look by"}
     right, handed = int(figures["right"]), int(figures["handed"])
     falses = int(figures["handovers"]) - int(figures["helped"])
     net = right - (handed - right) - falses
     reasons = []
-    if handed and net <= 0:
-        reasons.append(f"where-to-look serves past tasks no better than handing nothing: net {net} ({right} right "
-                       f"files, {handed - right} wrong, {falses} false hand-overs over {figures['tasks']} tasks)")
-    if figures["handovers"] and falses > FALSE_RETRIEVAL_LIMIT * figures["handovers"]:
-        reasons.append(f"too many false hand-overs: {falses} of {figures['handovers']} "
-                       f"(limit {FALSE_RETRIEVAL_LIMIT:.0%})")
+    if handed and right < PRECISION_TARGET * handed:
+        reasons.append(f"its files were right too rarely on past tasks: {right} of {handed} "
+                       f"(needs {PRECISION_TARGET:.0%}; {falses} hand-overs all wrong over {figures['tasks']} tasks)")
+    if figures["handovers"] and falses > FALSE_HANDOVER_TARGET * figures["handovers"]:
+        reasons.append(f"too many hand-overs with no right file: {falses} of {figures['handovers']} "
+                       f"(limit {FALSE_HANDOVER_TARGET:.0%})")
     return {"accepted": not reasons, "reasons": reasons, "skipped": None, "net": net,
             "figures": {k: figures[k] for k in ("tasks", "handovers", "helped", "handed", "right")}}
 

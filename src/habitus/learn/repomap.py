@@ -24,8 +24,11 @@ from habitus.index.terms import terms
 
 if TYPE_CHECKING:
     from habitus.index.code import CodeIndex
+    from habitus.learn.prior import WherePrior
 
 NEVER = 2.0  # a hand-over chance no file reaches: where-to-look switched off
+BULK_FILES = 50  # a task that changed more files than this is a bulk change (a rename, a reformat, a vendored
+# update): it says nothing about where a task's words lead, so it stays out of the map and its calibration
 MAX_PLACES = 6
 MAX_EXAMPLES = 3
 
@@ -36,20 +39,24 @@ def task_files(rec: Record) -> list[str]:
 
 
 def is_change_task(rec: Record) -> bool:
-    return bool(task_files(rec)) and bool(rec.task.strip())
+    """A task the map learns from: it has words and changed repo files, but not in bulk (`BULK_FILES`)."""
+    return 0 < len(task_files(rec)) <= BULK_FILES and bool(rec.task.strip())
 
 
 class MapBuilder:
     """Adds task records to a repo map one at a time (so calibration can replay the history in order)."""
 
     def __init__(self, subject: str | None, code: CodeIndex | None = None) -> None:
+        from habitus.recall.where import FileNames
+
         self.map = RepoMap(subject=subject)
         self.code = code
+        self.names = FileNames.of(code) if code is not None else None
 
     def add(self, rec: Record) -> None:
-        files = task_files(rec)
-        if not files or not rec.task.strip():
+        if not is_change_task(rec):
             return
+        files = task_files(rec)
         tt = read_task(rec.task)
         words = set(terms(tt.words))
         self.map.tasks += 1
@@ -77,15 +84,16 @@ class MapBuilder:
         if self.code is not None:
             from habitus.recall.where import named_files
 
-            for path in named_files(tt, self.code):
+            for path in named_files(tt, self.code, self.names):
                 prof = self.map.files.setdefault(path, FileProfile())
                 prof.named += 1
                 prof.named_edited += int(path in files)
 
 
 def build_repo_map(records: list[Record], subject: str | None, *, repo: Path | None = None,
-                   code: CodeIndex | None = None) -> RepoMap:
-    """The repo map of `subject` from its task records, with conventions and a fitted evidence model."""
+                   code: CodeIndex | None = None, prior: WherePrior | None = None) -> RepoMap:
+    """The repo map of `subject` from its task records, with conventions and an evidence model fitted around
+    `prior` (default: the shipped cross-repository prior, `habitus.learn.prior`)."""
     from habitus.learn.calibrate import calibrate
     from habitus.learn.conventions import learn_conventions
 
@@ -95,7 +103,7 @@ def build_repo_map(records: list[Record], subject: str | None, *, repo: Path | N
         builder.add(rec)
     repomap = builder.map
     learn_conventions(repomap, ordered, repo)
-    calibrate(repomap, ordered, code=code, repo=repo)
+    calibrate(repomap, ordered, code=code, repo=repo, prior=prior)
     repomap.built = datetime.now(UTC).isoformat(timespec="seconds")
     repomap.commit = code.commit if code is not None else None
     return repomap
@@ -104,7 +112,7 @@ def build_repo_map(records: list[Record], subject: str | None, *, repo: Path | N
 
 
 def learn_repo_map(conn: Any, subject: str, records: list[Record], repo: Path | None, *,
-                   gate: bool = True) -> dict[str, object]:
+                   gate: bool = True, prior: WherePrior | None = None) -> dict[str, object]:
     """Build the subject's map from its records, judge its where-to-look (`habitus.learn.replay.map_verdict`)
     and store it (`gate=False`: unjudged); a rejected where-to-look keeps the current map, or (none yet) is stored
     switched off so the repo's checks and traps are still handed over. Returns a summary for the learn report."""
@@ -119,7 +127,7 @@ def learn_repo_map(conn: Any, subject: str, records: list[Record], repo: Path | 
 
         _root, head, _subj = repo_facts(repo)
         code = code_index(repo, head, cache_key=subject_root_commit(subject)) if head else None
-    repomap = build_repo_map(records, subject, repo=repo, code=code)
+    repomap = build_repo_map(records, subject, repo=repo, code=code, prior=prior)
     verdict = map_verdict(repomap.calibration.get("out_of_sample")) if gate else \
         {"accepted": True, "reasons": [], "skipped": "saved without the gate (--no-gate)"}
     kept = "new"
@@ -140,4 +148,4 @@ def learn_repo_map(conn: Any, subject: str, records: list[Record], repo: Path | 
             "out_of_sample": repomap.calibration.get("out_of_sample")}
 
 
-__all__ = ["NEVER", "MapBuilder", "build_repo_map", "is_change_task", "learn_repo_map", "task_files"]
+__all__ = ["BULK_FILES", "NEVER", "MapBuilder", "build_repo_map", "is_change_task", "learn_repo_map", "task_files"]

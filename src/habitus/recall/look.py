@@ -4,7 +4,8 @@
 with their symbols (`habitus.index.code`, cached per commit), and decides what the task gets:
 
 - a generic follow-up ("commit", "yes", "fix the lint") gets nothing;
-- a question or review (intent `inspect`) gets *where to look* only when it asks where something is;
+- a question or review (intent `inspect`) gets the files it names, and the map's *where to look* only when
+  it asks where something is;
 - a change gets the files whose chance reaches the map's thresholds (`habitus.recall.where`), the
   repo's checks that still exist (`validate.check_state`), and the traps that concern those files
   or checks. When no file is likely enough the files are left out (an abstention, with its reason):
@@ -107,9 +108,13 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
     if repomap is None:
         return Look(kind="none")
     result = Look(kind=kind, repomap_tasks=repomap.tasks)
-    if kind == "inspect" and not _ASKS_WHERE.search(task):
-        return result
     files = _where(task, repomap, root, head, subject, result)
+    if kind == "inspect" and not _ASKS_WHERE.search(task):
+        from habitus.recall.where import is_named
+
+        # a question or review gets the files it names (a fact of the tree), not the map's guesses
+        files = [c for c in files if is_named(c.features)]
+        result.abstained = None if files else result.abstained
     result.files = files
     if kind == "change":
         result.checks = live_checks(repomap, root)
@@ -135,11 +140,11 @@ def _where(task: str, repomap: RepoMap, root: Path | None, head: str | None, sub
     result.considered = ranked[:6]
     result.confidence = ranked[0].chance if ranked else 0.0
     need = repomap.thresholds.get("handover_chance", 0.5)
-    if not ranked or ranked[0].chance < need:
-        result.abstained = (f"no file is likely enough (best chance {result.confidence:.2f}, "
-                            f"needs {min(need, 1.0):.2f})" if need <= 1.0 else "where-to-look is off for this repo")
-        return []
-    return pick(ranked, min_chance=repomap.thresholds.get("min_chance", 0.4)) or ranked[:1]
+    chosen = pick(ranked, min_chance=repomap.thresholds.get("min_chance", 0.4), handover_chance=need)
+    if not chosen:  # a file the task names is always handed (where.is_named), even with where-to-look off
+        result.abstained = (f"no file is likely enough (best chance {result.confidence:.2f}, needs {need:.2f})"
+                            if need <= 1.0 else "where-to-look is off for this repo")
+    return chosen
 
 
 __all__ = ["Look", "live_checks", "look", "relevant_traps", "task_kind"]

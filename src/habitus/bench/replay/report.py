@@ -98,4 +98,45 @@ def write_reports(run: ReplayRun, out_dir: Path | str) -> dict[str, str]:
     return {"json": str(out / "results.json"), "markdown": str(out / "results.md"), "html": str(html)}
 
 
-__all__ = ["markdown", "table_rows", "write_reports"]
+def multi_markdown(data: dict[str, Any]) -> str:
+    """Per-repository tables, then the pooled one (all repositories' tasks together)."""
+    prior = ("a where-to-look prior fitted on the other repositories only (leave-one-repository-out)"
+             if data["prior"] == "leave-one-out" else "the shipped where-to-look prior (fitted on every history "
+             "here: not a held-out figure)")
+    parts = [f"Replay of {len(data['repositories'])} histories, each with {prior}.\n"]
+    for name, repo in data["repositories"].items():
+        fitted = ", ".join(repo.get("prior", {}).get("repositories") or []) or "-"
+        parts.append(f"## {name}\n\nprior fitted on: {fitted}; thresholds {repo.get('prior', {}).get('thresholds')}"
+                     f"\n\n{markdown(repo)}")
+    pooled = data["pooled"]
+    columns, rows = table_rows(pooled)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    parts.append(f"## pooled ({pooled['tasks']} tasks of {len(data['repositories'])} repositories)\n\n"
+                 + "\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def write_multi_reports(result: Any, out_dir: Path | str) -> dict[str, str]:
+    """Each repository's reports in `out_dir/<name>/`, and results.json / results.md / report.html of all."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, run in result.runs.items():
+        write_reports(run, out / name)
+    data = result.to_dict()
+    (out / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    md = multi_markdown(data)
+    (out / "results.md").write_text(md, encoding="utf-8")
+    sections = []
+    for name, repo in data["repositories"].items():
+        columns, rows = table_rows(repo)
+        sections.append(Section(name, text=markdown(repo).split("\n\n", 1)[0] + f"\n\nper task: {name}/report.html",
+                                tables=[Table(columns=columns, rows=rows)]))
+    columns, rows = table_rows(data["pooled"])
+    sections.append(Section(f"pooled: {data['pooled']['tasks']} tasks", tables=[Table(columns=columns, rows=rows)],
+                            figures=[_figure(data["pooled"])]))
+    html = write_html_report(out / "report.html", "habitus bench replay: every history", sections)
+    return {"json": str(out / "results.json"), "markdown": str(out / "results.md"), "html": str(html)}
+
+
+__all__ = ["markdown", "multi_markdown", "table_rows", "write_multi_reports", "write_reports"]

@@ -79,7 +79,8 @@ def _git(repo: Path, *args: str) -> str:
 
 
 @contextmanager
-def _home(path: Path) -> Iterator[None]:
+def home_at(path: Path) -> Iterator[None]:
+    """`HABITUS_HOME` set to `path` for the block (restored after)."""
     old = os.environ.get("HABITUS_HOME")
     os.environ["HABITUS_HOME"] = str(path)
     try:
@@ -107,31 +108,36 @@ def checkout(worktree: Path, commit: str) -> None:
     _git(worktree, "clean", "-q", "-fdx")
 
 
-def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | None = None,
-               until: str | None = None, selectors: list[str] | None = None, store_path: Path | str | None = None,
-               learn_from: str = "store", progress: Callable[[str], None] | None = None) -> ReplayRun:
-    """Replay the repo's recorded tasks (see the module docstring); `until` leaves out sessions started at or after
-    that date (an inner evaluation on an earlier part of the history); `learn_from="transcripts"` learns from the
-    history's transcripts alone (`history.transcript_only`: no trailer links), the figure a repo without them
-    gets. The ground truth and start commits are the same in both modes."""
+@dataclass
+class ReplaySetup:
+    """A replay made ready: the repo's tasks split into history and later tasks, and a temporary folder with a
+    shared clone (`worktree`) and a store holding only the history (`mem`); `HABITUS_HOME` points there."""
+
+    root: Path
+    subject: str
+    history: list[ReplayTask]
+    later: list[ReplayTask]
+    traces: dict[str, Any]
+    split: dict[str, Any]
+    worktree: Path
+    mem: Any
+    home: Path  # the temporary HABITUS_HOME (`home_at(setup.home)` when several replays are open at once)
+
+
+@contextmanager
+def prepared(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | None = None, until: str | None = None,
+             store_path: Path | str | None = None, learn_from: str = "store") -> Iterator[ReplaySetup]:
+    """Split the repo's recorded sessions (see the module docstring) and prepare the temporary folder; the user's
+    store is only read, and everything made here is deleted on exit."""
     from habitus.capture.subject import repo_root, repo_subject
-    from habitus.core.subject import subject_root_commit
-    from habitus.index.code import code_index
-    from habitus.learn import learn
     from habitus.store import open_store
 
-    started = time.perf_counter()
-    chosen = list(selectors or SELECTORS)
-    unknown = [s for s in chosen if s not in SELECTORS]
-    if unknown:
-        raise ReplayError(f"unknown selector {unknown[0]!r} (one of {', '.join(SELECTORS)})")
     if learn_from not in LEARN_FROM:
         raise ReplayError(f"--learn-from must be one of {', '.join(LEARN_FROM)}, got {learn_from!r}")
     root = repo_root(repo)
     subject = repo_subject(root) if root else None
     if root is None or subject is None:
         raise ReplayError(f"{repo} is not a git repository with a commit")
-    say = progress or (lambda _msg: None)
     store = open_store(store_path)
     try:
         tasks, traces = load_tasks(store, subject, root)
@@ -149,13 +155,11 @@ def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | 
         raise ReplayError(f"nothing to replay: {len(history)} history sessions, {len(later)} later tasks with a "
                           "known start commit")
     by_id = {t.id: tr for t, tr in zip(tasks, traces, strict=True)}
-    run = ReplayRun(repo=str(root), subject=subject, selectors=chosen, history=history, tasks=later,
-                    split={"share": split if not before else None, "before": before, "until": until,
-                           "learn_from": learn_from,
-                           "history_until": history[-1].started, "tasks_from": later[0].started})
+    chosen_split = {"share": split if not before else None, "before": before, "until": until,
+                    "learn_from": learn_from, "history_until": history[-1].started, "tasks_from": later[0].started}
     tmp = Path(tempfile.mkdtemp(prefix="habitus-replay-"))
     try:
-        with _home(tmp / "home"):
+        with home_at(tmp / "home"):
             worktree = tmp / "work"
             _git(root, "clone", "-q", "--shared", "--no-checkout", str(root), str(worktree))
             checkout(worktree, later[0].start_commit or "HEAD")
@@ -163,31 +167,83 @@ def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | 
             try:
                 for task in history:
                     mem.put_trace(transcript_only(by_id[task.id]) if learn_from == "transcripts" else by_id[task.id])
-                say(f"learning from {len(history)} sessions")
-                learned = time.perf_counter()
-                report = learn(mem.conn, repo=worktree)
-                run.learn = {"seconds": round(time.perf_counter() - learned, 2), "records": report.records_total,
-                             "workflows": len(report.workflows), "replay_gate": report.replay,
-                             "model_calls": 0}
-                key = subject_root_commit(subject)
-                for i, task in enumerate(later, start=1):
-                    say(f"task {i}/{len(later)}: {task.task[:60]!r}")
-                    checkout(worktree, task.start_commit or "HEAD")
-                    code = code_index(worktree, _git(worktree, "rev-parse", "HEAD"), cache_key=key)
-                    if code is None:
-                        raise ReplayError(f"cannot list the files of {task.start_commit}")
-                    ctx = ReplayContext(worktree=worktree, history=history, code=code, conn=mem.conn)
-                    for name in chosen:
-                        handed = run_selector(name, task, ctx)
-                        run.scores.setdefault(name, []).append(score_task(task, name, handed))
-                        if name == "habitus" and handed.text:
-                            run.handovers[task.id] = handed.text
+                yield ReplaySetup(root=root, subject=subject, history=history, later=later, traces=by_id,
+                                  split=chosen_split, worktree=worktree, mem=mem, home=tmp / "home")
             finally:
                 mem.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def learn_history(setup: ReplaySetup, *, prior: Any = None, repo_map: bool = True) -> dict[str, Any]:
+    """Learn from the history exactly as `habitus learn` would (replay gate included), the repo map fitted around
+    `prior` (default: the shipped one); `repo_map=False` makes only the records and workflows."""
+    from habitus.learn import learn
+
+    started = time.perf_counter()
+    report = learn(setup.mem.conn, repo=setup.worktree, prior=prior, repo_map=repo_map)
+    return {"seconds": round(time.perf_counter() - started, 2), "records": report.records_total,
+            "workflows": len(report.workflows), "replay_gate": report.replay, "model_calls": 0,
+            "maps": report.maps}
+
+
+def replay_tasks(setup: ReplaySetup, run: ReplayRun, progress: Callable[[str], None] | None = None) -> None:
+    """Ask every selector about every later task at its start commit and score it into `run`."""
+    from habitus.core.subject import subject_root_commit
+    from habitus.index.code import code_index
+
+    say = progress or (lambda _msg: None)
+    key = subject_root_commit(setup.subject)
+    for i, task in enumerate(setup.later, start=1):
+        say(f"task {i}/{len(setup.later)}: {task.task[:60]!r}")
+        checkout(setup.worktree, task.start_commit or "HEAD")
+        code = code_index(setup.worktree, _git(setup.worktree, "rev-parse", "HEAD"), cache_key=key)
+        if code is None:
+            raise ReplayError(f"cannot list the files of {task.start_commit}")
+        ctx = ReplayContext(worktree=setup.worktree, history=setup.history, code=code, conn=setup.mem.conn)
+        for name in run.selectors:
+            handed = run_selector(name, task, ctx)
+            run.scores.setdefault(name, []).append(score_task(task, name, handed))
+            if name == "habitus" and handed.text:
+                run.handovers[task.id] = handed.text
+
+
+def check_selectors(selectors: list[str] | None) -> list[str]:
+    """The selectors asked for (default all); an unknown name is a ReplayError."""
+    chosen = list(selectors or SELECTORS)
+    unknown = [s for s in chosen if s not in SELECTORS]
+    if unknown:
+        raise ReplayError(f"unknown selector {unknown[0]!r} (one of {', '.join(SELECTORS)})")
+    return chosen
+
+
+def new_run(setup: ReplaySetup, selectors: list[str] | None) -> ReplayRun:
+    chosen = check_selectors(selectors)
+    return ReplayRun(repo=str(setup.root), subject=setup.subject, selectors=chosen, history=setup.history,
+                     tasks=setup.later, split=setup.split)
+
+
+def run_replay(repo: Path | str, *, split: float = DEFAULT_SPLIT, before: str | None = None,
+               until: str | None = None, selectors: list[str] | None = None, store_path: Path | str | None = None,
+               learn_from: str = "store", progress: Callable[[str], None] | None = None,
+               prior: Any = None) -> ReplayRun:
+    """Replay the repo's recorded tasks (see the module docstring); `until` leaves out sessions started at or after
+    that date (an inner evaluation on an earlier part of the history); `learn_from="transcripts"` learns from the
+    history's transcripts alone (`history.transcript_only`: no trailer links), the figure a repo without them
+    gets. The ground truth and start commits are the same in both modes. `prior`: the where-to-look prior the
+    repo's model is fitted around (default: the shipped one)."""
+    started = time.perf_counter()
+    check_selectors(selectors)
+    say = progress or (lambda _msg: None)
+    with prepared(repo, split=split, before=before, until=until, store_path=store_path,
+                  learn_from=learn_from) as setup:
+        run = new_run(setup, selectors)
+        say(f"learning from {len(setup.history)} sessions")
+        run.learn = learn_history(setup, prior=prior)
+        replay_tasks(setup, run, progress)
     run.seconds = time.perf_counter() - started
     return run
 
 
-__all__ = ["DEFAULT_SPLIT", "ReplayError", "ReplayRun", "run_replay", "split_tasks"]
+__all__ = ["DEFAULT_SPLIT", "ReplayError", "ReplayRun", "ReplaySetup", "check_selectors", "home_at", "learn_history",
+           "new_run", "prepared", "replay_tasks", "run_replay", "split_tasks"]
