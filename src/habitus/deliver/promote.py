@@ -25,6 +25,7 @@ from habitus.capture.subject import repo_root
 from habitus.core.note import Rule, content_hash
 from habitus.core.quarantine import Allowlist, unsupported
 from habitus.core.subject import subject_root_commit
+from habitus.core.untrusted import one_line
 from habitus.deliver.backups import keep_last
 from habitus.deliver.candidates import Candidate, collect, similar, terms
 from habitus.deliver.files import atomic_write_text, check_writable, read_text_file
@@ -145,7 +146,7 @@ def wording_member(members: list[Candidate]) -> Candidate:
 
 def compress(members: list[Candidate]) -> list[str]:
     """One rule of 1–3 short lines for a cluster, worded by its best member (first sentence if too long)."""
-    text = " ".join(wording_member(members).text.split())
+    text = one_line(wording_member(members).text)  # sanitised: nothing hidden reaches a reviewed diff
     lines = wrap_rule(text, max_lines=MAX_RULE_LINES)
     if len(lines) > MAX_RULE_LINES:
         lines = wrap_rule(text.split(". ")[0].rstrip(".") + ".", max_lines=MAX_RULE_LINES)
