@@ -302,15 +302,15 @@ def _commands(tokens: list[_Token]) -> list[tuple[Command, ...]]:
 def _parse(text: str) -> tuple[tuple[tuple[Command, ...], ...], str, str]:
     lexer = _Lexer(text)
     tokens, _ = lexer.tokens(0)
-    return tuple(_commands(tokens)), _cut(text, lexer.cut), _cut(text, lexer.comments)
+    return tuple(_commands(tokens)), _cut(text, lexer.cut), _cut(text, lexer.comments, blanks=True)
 
 
-def _cut(text: str, spans: list[tuple[int, int]]) -> str:
-    """`text` without `spans`; the blanks before a span go with it (`pytest -q  # slow` → `pytest -q`)."""
+def _cut(text: str, spans: list[tuple[int, int]], *, blanks: bool = False) -> str:
+    """`text` without `spans`; with `blanks`, the blanks before a span go too (`pytest -q  # slow` → `pytest -q`)."""
     kept, pos = [], 0
     for start, end in sorted(spans):
         if start >= pos:
-            kept.append(text[pos:start].rstrip(" \t"))
+            kept.append(text[pos:start].rstrip(" \t") if blanks else text[pos:start])
             pos = end
     kept.append(text[pos:])
     return "".join(kept)
