@@ -2,8 +2,12 @@
 
 Every path that comes from memory, a workflow file or a note is checked here before a file is
 opened or its existence is reported: the path must be repo-relative (`habitus.core.paths`) and
-must still resolve inside the work tree once symlinks are followed (a tracked symlink to
-`~/.ssh/id_ed25519` is refused like `../.ssh/id_ed25519`).
+must still resolve inside the work tree, and outside its `.git` folder, once symlinks are followed
+(a tracked symlink to `~/.ssh/id_ed25519` or to `.git/config` is refused like `../.ssh/id_ed25519`).
+
+What is handed to an agent must also be a file git tracks: `link_target` names where a path leads
+when a link on the way points elsewhere in the tree, and recall hands such a path only when that
+target is tracked too (a tracked link to a git-ignored `.env` is refused; `habitus.recall.validate`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,20 @@ def confine_place(root: Path, path: str) -> Path | None:
         target = (top / rel).resolve()
     except (OSError, RuntimeError):  # a symlink loop
         return None
-    return target if target == top or target.is_relative_to(top) else None
+    if target != top and not target.is_relative_to(top):
+        return None
+    return None if ".git" in target.relative_to(top).parts else target  # its config can hold credentials
+
+
+def link_target(root: Path, path: str) -> str | None:
+    """The repo-relative path a link on the way of `path` leads to, or None when `path` is not a link (nor in a
+    linked folder) or leaves the tree. A caller that hands the file's text requires the target to be tracked."""
+    target = confine_place(root, path)
+    rel = repo_relative(path)
+    if target is None or rel is None:
+        return None
+    real = target.relative_to(root.resolve()).as_posix()
+    return real if real != rel else None
 
 
 def is_tree_file(root: Path, path: str) -> bool:

@@ -267,6 +267,7 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
     quarantined: a rule names only commands the repo's sessions ran successfully and paths in the repo.
     """
     budget = budget or Budget()
+    confine_target(target)
     text = read_text_file(target) or ""
     if candidates is None:
         subject = target_subject(target, subject)
@@ -335,6 +336,21 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
                                                  proposal.new_text.splitlines(keepends=True),
                                                  fromfile=f"{target} (now)", tofile=f"{target} (proposed)"))
     return proposal
+
+
+def confine_target(target: Path) -> None:
+    """Refuse (PromoteError) a target that is a link, or sits in a linked folder, leading out of its repository's
+    work tree or into its `.git`: links are resolved before the repo check, so a `CLAUDE.md` linked to the
+    global `~/.claude/CLAUDE.md` is never written through. A link inside the tree (`CLAUDE.md -> AGENTS.md`) is
+    written through as before."""
+    real = target.resolve()
+    if real == target.absolute():
+        return
+    root = repo_root(target.parent) if target.parent.exists() else None
+    top = root.resolve() if root is not None else None
+    if top is None or not real.is_relative_to(top) or ".git" in real.relative_to(top).parts:
+        raise PromoteError(f"{target} is a link to {real}, outside the repository; it was not changed (promote "
+                           "writes only into the repo whose sessions back the rules)")
 
 
 def target_subject(target: Path, subject: str | None = None) -> str:
@@ -418,6 +434,7 @@ def _fill(proposal: Proposal, admitted: list[tuple[float, Rule, list[Candidate]]
 def apply(conn: Connection, proposal: Proposal) -> dict[str, Any]:
     """Write the proposed block atomically (backup first) and record promoted / retired / quarantined state."""
     target = proposal.target
+    confine_target(target)  # again: the link may have changed since the proposal
     now_text = read_text_file(target) or ""
     if _sha(now_text) != proposal.base_sha:
         raise PromoteError(f"{target} changed since the proposal was made; run `habitus promote` again")
