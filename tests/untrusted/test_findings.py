@@ -32,8 +32,8 @@ def handover(repo: Path, prompt: str = "add an age column to the users table") -
 
 def warning(repo: Path) -> str:
     """The pitfall warning after a failing `pytest -q` ("" when none is shown)."""
-    out = after_tool({"session_id": "new", "cwd": str(repo), "tool_name": "Bash", "tool_input": {"command": "pytest -q"},
-                      "tool_response": {"stdout": "1 failed", "exit_code": 1}})
+    out = after_tool({"session_id": "new", "cwd": str(repo), "tool_name": "Bash",
+                      "tool_input": {"command": "pytest -q"}, "tool_response": {"stdout": "1 failed", "exit_code": 1}})
     return out["hookSpecificOutput"]["additionalContext"] if out else ""
 
 

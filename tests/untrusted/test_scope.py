@@ -181,9 +181,8 @@ def _evidence(repo: Path) -> None:
 @pytest.mark.parametrize("name", ["CLAUDE.md", "AGENTS.md"])
 def test_promote_never_writes_through_a_link_to_a_file_outside_the_repo(
         repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    from habitus.deliver.promote import PromoteError, apply, propose
-
     from deliver.test_cli import habitus_inproc
+    from habitus.deliver.promote import PromoteError, apply, propose
 
     _evidence(repo)
     outside = tmp_path / "dot-claude" / "CLAUDE.md"  # a stand-in for the global ~/.claude/CLAUDE.md

@@ -120,11 +120,13 @@ def one_command(checks: list[str]) -> str:
 
     A check of more than one command (`a; b`, `a || true`, `cd web && npm test`), or one that changes
     the shell's state, runs in a subshell so it cannot change what the next check sees. Checks are
-    shell-lexed: a `;` inside quotes is not a separator.
+    shell-lexed: a `;` inside quotes is not a separator, and a comment is dropped.
     """
     from habitus.core.shell import pipelines
 
     parts = []
+    # a comment is prose beside a command: never part of a check, and it would silence every check after it
+    checks = [without_comments(c) for c in checks]
     for check in dict.fromkeys(c.strip() for c in checks if c.strip()):
         found = pipelines(check)
         isolated = len(found) > 1 or any(c.program in _SHELL_STATE or (not c.words and c.assignments)
