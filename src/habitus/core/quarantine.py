@@ -5,9 +5,11 @@ a text is shown to an agent as something to do (a hand-over pitfall, a rule in A
 command it names must be one the repo's own sessions ran successfully (`Allowlist.commands`,
 built by `habitus.learn.allowlist`), every path it names must stay in the repo (and be tracked,
 when the repo's files are known), and it must carry no markup that could pose as habitus (managed
-block markers, headers, harness tags), no look-alike or invisible characters, no URL outside an
-allowed command, and none of the classic injection phrases. `unsupported(text, allowlist)` says
-what fails, or None. Pure; no I/O.
+block markers, headers, harness tags), nothing the sanitiser would remove or fold
+(`habitus.core.untrusted.hidden`: invisible and format characters, escape sequences, look-alike
+letters) nor words mixing scripts, no shell comment inside a command, no URL outside an allowed
+command, and none of the classic injection phrases. `unsupported(text, allowlist)` says what fails,
+or None. Pure; no I/O.
 
 `evidence_line` picks the line of a tool's output that may be quoted as evidence at all.
 
