@@ -15,12 +15,15 @@ TAG_A = chr(0xE0061)
     (f"run{TAG_A}{chr(0xE0062)} tests", "run tests"),
     ("a\u200bb\u200cc\u200dd\u2060e\ufeff", "abcde"),
     ("\u202eevil\u202c \u2067iso\u2069 \u200fx", "evil iso x"),
-    ("emoji\U0001f600\ufe0f\U000e0100", "emoji\U0001f600"),
+    ("emoji\U0001f600\ufe0f\U000e0100\ufe01", "emoji\U0001f600\ufe0f"),
+    ("flag \U0001f3f4\u200d\u2620\ufe0f, split\u200dword", "flag \U0001f3f4\u200d\u2620\ufe0f, splitword"),
     ("\x1b[31mred\x1b[0m \x1b[8mhidden\x1b[28m", "red hidden"),
     ("\x1b]8;;https://x.example\x07link\x1b]8;;\x07", "link"),
     ("\x1b]0;title\x1b\\after", "after"),
     ("\x9b31mcsi\x9b0m", "csi"),
-    ("nul\x00bell\x07back\x08del\x7f", "nulbellbackdel"),
+    ("nul\x00bell\x07del\x7f", "nulbelldel"),
+    ("harmless" + "\b" * 8 + "shown", "shown"),
+    ("a\bag\bge\ben\bnt\bt", "agent"),
     ("a\r\nb\rc\x0bd\x0ce\x85f\u2028g\u2029h", "a\nb\nc\nd\ne\nf\ng\nh"),
     ("\U0001d42c\U0001d42e\U0001d41d\U0001d428", "sudo"),
     ("\uff43\uff55\uff52\uff4c \uff1c!--", "curl <!--"),
@@ -29,7 +32,9 @@ TAG_A = chr(0xE0061)
     ("no\u00a0break \u3000space", "no break  space"),
     ("caf\u00e9 \u65e5\u672c\u8a9e \u0441url \u2026", "caf\u00e9 \u65e5\u672c\u8a9e \u0441url \u2026"),
     ("soft\u00adhyphen gr\u034fapheme \u3164filler", "softhyphen grapheme filler"),
-    ("private\ue000use \U000f0000", "privateuse "),
+    ("nerd font \ue0b0 glyph \U000f0000", "nerd font \ue0b0 glyph \U000f0000"),
+    ("\u3002\uff0c\uff1b\uff1a \u300c\u300d", "\u3002\uff0c\uff1b\uff1a \u300c\u300d"),
+    ("\uff1ctag\uff1e \uff40code\uff40", "<tag> `code`"),
 ])
 def test_sanitise_removes_hidden_text_and_folds_look_alikes(text: str, want: str) -> None:
     assert sanitise(text) == want
@@ -52,7 +57,8 @@ def test_hidden_says_what_would_be_removed_or_folded(text: str, found: str) -> N
 
 
 @pytest.mark.parametrize("text", ["plain", "line\nbreaks\r\nand\ttabs", "no\u00a0break", "caf\u00e9 \u2026",
-                                  "\u65e5\u672c", "\U0001f600", "para\u2029graph"])
+                                  "\u65e5\u672c\uff1b", "\U0001f600", "\u270d\ufe0f", "\U0001f3f4\u200d\u2620\ufe0f",
+                                  "para\u2029graph", "\ue0b0 glyph"])
 def test_hidden_ignores_what_hides_nothing(text: str) -> None:
     assert hidden(text) is None
 

@@ -254,7 +254,7 @@ def evidence_line(output: str, limit: int = 300) -> str:
     URL or markup (else the first such line); "" when every line reads like an instruction."""
     plain = []
     for raw in output.splitlines()[:200]:
-        line = raw.strip()[:limit]
+        line = sanitise(raw).strip()[:limit]  # a coloured error line is judged (and quoted) by what it says
         if line and unsupported(line, _NOTHING) is None:
             if _ERRORISH.search(line):
                 return line
