@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from habitus.core.note import NOTE_KINDS
-from habitus.core.untrusted import sanitise_data
+from habitus.core.untrusted import one_line, sanitise_data
 
 if TYPE_CHECKING:
     from habitus.store.db import Connection
@@ -59,7 +59,8 @@ def _workflow_hits(conn: Connection, subject: str | None, query: str, include_ar
                         *(s.do for s in wf.steps)]).lower()
         score = sum(1 for t in terms if t in hay)
         if score:
-            hits.append(({"id": wf.id, "kind": "workflow", "title": wf.name, "scope": "repo", "state": wf.status},
+            hits.append(({"id": wf.id, "kind": "workflow", "title": one_line(wf.name, 120), "scope": "repo",
+                          "state": wf.status},
                          score))
     return hits
 
