@@ -339,16 +339,12 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
 
 
 def confine_target(target: Path) -> None:
-    """Refuse (PromoteError) a target that is a link, or sits in a linked folder, leading out of its repository's
-    work tree or into its `.git`: links are resolved before the repo check, so a `CLAUDE.md` linked to the
-    global `~/.claude/CLAUDE.md` is never written through. A link inside the tree (`CLAUDE.md -> AGENTS.md`) is
-    written through as before."""
-    real = target.resolve()
-    if real == target.absolute():
-        return
-    root = repo_root(target.parent) if target.parent.exists() else None
-    top = root.resolve() if root is not None else None
-    if top is None or not real.is_relative_to(top) or ".git" in real.relative_to(top).parts:
+    """Refuse (PromoteError) a target linked out of its repository's work tree or into its `.git` (links are
+    resolved before the repo check: a `CLAUDE.md` linked to `~/.claude/CLAUDE.md` is never written through)."""
+    from habitus.capture.worktree import linked_out
+
+    real = linked_out(target)
+    if real is not None:
         raise PromoteError(f"{target} is a link to {real}, outside the repository; it was not changed (promote "
                            "writes only into the repo whose sessions back the rules)")
 
