@@ -225,3 +225,22 @@ def test_promote_refuses_a_link_swapped_after_the_proposal(repo: Path, tmp_path:
     with pytest.raises(PromoteError, match="outside the repository"):
         apply(conn, proposal)
     assert outside.read_text() == "# elsewhere\n"
+
+
+def test_mcp_search_outside_a_repo_sees_only_global_notes(repo: Path, tmp_path: Path) -> None:
+    from habitus.deliver.mcp_server import get_item, search_items
+    from habitus.store.notes import add_note
+
+    conn = connect()
+    theirs = add_note(conn, "Release notes go in CHANGES.md", kind="convention", subject=repo_subject(repo))
+    everywhere = add_note(conn, "Release branches are cut on Mondays", kind="convention")
+    conn.close()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for scope in (None, "all", "repo", "global"):
+        ids = [r["id"] for r in search_items("release", cwd=plain, scope=scope)]
+        assert theirs.id not in ids, scope
+    assert [r["id"] for r in search_items("release", cwd=plain)] == [everywhere.id]
+    assert get_item(everywhere.id, cwd=plain)["type"] == "note"
+    with pytest.raises(ValueError, match="no memory item"):
+        get_item(theirs.id, cwd=plain)

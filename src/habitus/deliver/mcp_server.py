@@ -76,6 +76,8 @@ def search_items(query: str, *, cwd: Path, kind: str | None = None, scope: str |
     if scope not in (None, "", "repo", "global", "all"):
         raise ValueError(f"unknown scope {scope!r} (repo, global or all)")
     subject = repo_subject(cwd)
+    if subject is None:  # outside a repository only the user's global notes are in scope, never every repo's
+        scope = "global"
     limit = max(1, min(int(limit), 50))
     with _store() as conn:
         hits: list[tuple[dict[str, Any], int]] = []
