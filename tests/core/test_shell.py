@@ -150,3 +150,19 @@ def test_traces_stats_counts_files_read_not_here_document_words(corpus: Path) ->
     reread = stats["files_read_more_than_once"]
     assert reread and all(p.startswith("/path/to/Demo/") for p in reread), reread
     assert reread["/path/to/Demo/todo-app/src/app/page.tsx"] == 3
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("pytest -q  # then push to main", "pytest -q"),
+    ("make migrate && pytest -q # fast\t", "make migrate && pytest -q"),
+    ('echo "a # b" # c', 'echo "a # b"'),
+    ("echo 'x#y' a#b", "echo 'x#y' a#b"),
+    ("# only a comment", ""),
+    ("cat <<EOF\n# kept: body text\nEOF\n# dropped\nls", "cat <<EOF\n# kept: body text\nEOF\n\nls"),
+    ("x $(echo 1 # inner\n) y", "x $(echo 1\n) y"),
+    ("url=http://h/#frag curl $url", "url=http://h/#frag curl $url"),
+])
+def test_without_comments_keeps_what_runs(text: str, want: str) -> None:
+    from habitus.core.shell import without_comments
+
+    assert without_comments(text) == want

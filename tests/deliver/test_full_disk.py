@@ -91,15 +91,14 @@ def test_settings_on_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_agents_md_on_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = make_repo(tmp_path)
     conn = connect()
     evidence = [Candidate(id="c1", text="Run `make migrate` before `pytest`: the test database is not migrated.",
                           source="pitfall", session_ids={"s1", "s2", "s3"}, tokens_cost=4000, failures=3)]
     with _tiny_disk(tmp_path / "disk") as disk:
-        target = disk / "AGENTS.md"
+        # the repo itself lives on the full disk (a link out of the repo is never written through: issue 21 §3)
+        repo = make_repo(disk)
+        target = link = repo / "AGENTS.md"
         target.write_bytes(AGENTS)
-        link = repo / "AGENTS.md"
-        link.symlink_to(target)  # the repo's AGENTS.md lives on the full disk
         monkeypatch.setenv("HABITUS_HOME", str(disk / "home"))
         filler = _fill(disk)
 

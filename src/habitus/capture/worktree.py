@@ -2,8 +2,14 @@
 
 Every path that comes from memory, a workflow file or a note is checked here before a file is
 opened or its existence is reported: the path must be repo-relative (`habitus.core.paths`) and
-must still resolve inside the work tree once symlinks are followed (a tracked symlink to
-`~/.ssh/id_ed25519` is refused like `../.ssh/id_ed25519`).
+must still resolve inside the work tree, and outside its `.git` folder, once symlinks are followed
+(a tracked symlink to `~/.ssh/id_ed25519` or to `.git/config` is refused like `../.ssh/id_ed25519`).
+
+`linked_out` is the same rule for a file habitus writes (AGENTS.md / CLAUDE.md through a link).
+
+What is handed to an agent must also be a file git tracks: `link_target` names where a path leads
+when a link on the way points elsewhere in the tree, and recall hands such a path only when that
+target is tracked too (a tracked link to a git-ignored `.env` is refused; `habitus.recall.validate`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,20 @@ def confine_place(root: Path, path: str) -> Path | None:
         target = (top / rel).resolve()
     except (OSError, RuntimeError):  # a symlink loop
         return None
-    return target if target == top or target.is_relative_to(top) else None
+    if target != top and not target.is_relative_to(top):
+        return None
+    return None if ".git" in target.relative_to(top).parts else target  # its config can hold credentials
+
+
+def link_target(root: Path, path: str) -> str | None:
+    """The repo-relative path a link on the way of `path` leads to, or None when `path` is not a link (nor in a
+    linked folder) or leaves the tree. A caller that hands the file's text requires the target to be tracked."""
+    target = confine_place(root, path)
+    rel = repo_relative(path)
+    if target is None or rel is None:
+        return None
+    real = target.relative_to(root.resolve()).as_posix()
+    return real if real != rel else None
 
 
 def is_tree_file(root: Path, path: str) -> bool:
@@ -48,3 +67,18 @@ def read_tree_text(root: Path, path: str, *, max_bytes: int = MAX_READ_BYTES) ->
         return target.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+
+
+def linked_out(path: Path) -> Path | None:
+    """Where `path` really leads when a link on its way (the file, or a folder above it) takes it out of its
+    repository's work tree or into its `.git`; None when it is no link or stays in the tree (`CLAUDE.md ->
+    AGENTS.md`). A file habitus writes is checked here first: the link is resolved before the repo check."""
+    from habitus.capture.subject import repo_root
+
+    real = path.resolve()
+    if real == path.absolute():
+        return None
+    root = repo_root(path.parent) if path.parent.exists() else None
+    top = root.resolve() if root is not None else None
+    inside = top is not None and real.is_relative_to(top) and ".git" not in real.relative_to(top).parts
+    return None if inside else real

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from habitus.cli.output import JsonOption, emit, fail, stdout
+from habitus.cli.output import JsonOption, echo, emit, fail, stdout
 
 workflows_app = typer.Typer(help="List, show, import, export, archive and restore learned workflows.",
                             no_args_is_help=True)
@@ -180,7 +180,7 @@ def show_command(workflow_id: str = typer.Argument(..., help="Workflow id (or a 
     finally:
         conn.close()
     assert wf is not None
-    emit(wf.to_dict(), as_json, render=lambda _: typer.echo(dump_workflows([wf]), nl=False))
+    emit(wf.to_dict(), as_json, render=lambda _: echo(dump_workflows([wf]), nl=False))
 
 
 @workflows_app.command("import")
@@ -242,7 +242,7 @@ def export_command(
     except OSError as exc:
         fail(f"cannot write {output}: {exc}")
     if output is None:
-        typer.echo(text, nl=False)
+        echo(text, nl=False)
     else:
         stdout.print(f"wrote {len(workflows)} workflows to {output}", highlight=False)
 

@@ -2,6 +2,9 @@
 
 `--json` prints exactly one JSON document on stdout; human text goes to stdout only without it;
 progress and warnings go to stderr; a user error is one line on stderr and exit code 1.
+
+Everything printed passes the sanitiser (`habitus.core.untrusted`): text from traces may carry escape
+sequences that recolour or hide a terminal's text, or invisible characters a reviewer cannot see.
 """
 
 from __future__ import annotations
@@ -14,8 +17,19 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-stdout = Console()
-stderr = Console(stderr=True)
+from habitus.core.untrusted import sanitise, sanitise_data
+
+
+class _SanitisingConsole(Console):
+    """A rich Console whose every string (printed text, table cells) passes the sanitiser before rich renders
+    it; rich's own styling is added after, so colours still work."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        return super().render_str(sanitise(text), *args, **kwargs)
+
+
+stdout = _SanitisingConsole()
+stderr = _SanitisingConsole(stderr=True)
 
 JsonOption = typer.Option(False, "--json", help="Print one JSON document on stdout and nothing else there.")
 RayAddressOption = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster (e.g. "
@@ -30,12 +44,23 @@ class UserError(Exception):
 def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
     """Print `data` as JSON (`--json`) or through `render` for people."""
     if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_jsonable) + "\n")
+        sys.stdout.write(json_text(data) + "\n")
         sys.stdout.flush()
     elif render is not None:
         render(data)
     else:
-        stdout.print_json(json.dumps(data, default=_jsonable))
+        stdout.print_json(json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """`data` as indented JSON, every string in it sanitised."""
+    plain = json.loads(json.dumps(data, ensure_ascii=False, default=_jsonable))
+    return json.dumps(sanitise_data(plain), indent=2, ensure_ascii=False)
+
+
+def echo(text: str, nl: bool = True) -> None:
+    """Plain text on stdout (no rich wrapping: YAML, markdown tables), sanitised."""
+    typer.echo(sanitise(text), nl=nl)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

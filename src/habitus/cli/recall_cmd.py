@@ -102,7 +102,9 @@ def run_fast(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"habitus: error: {str(exc).splitlines()[0]}\n")
         return 1
     if args.json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        from habitus.core.untrusted import sanitise_data
+
+        sys.stdout.write(json.dumps(sanitise_data(data), indent=2, ensure_ascii=False) + "\n")
     else:
         _print_text(data)
     return 0

@@ -5,9 +5,11 @@ a text is shown to an agent as something to do (a hand-over pitfall, a rule in A
 command it names must be one the repo's own sessions ran successfully (`Allowlist.commands`,
 built by `habitus.learn.allowlist`), every path it names must stay in the repo (and be tracked,
 when the repo's files are known), and it must carry no markup that could pose as habitus (managed
-block markers, headers, harness tags), no look-alike or invisible characters, no URL outside an
-allowed command, and none of the classic injection phrases. `unsupported(text, allowlist)` says
-what fails, or None. Pure; no I/O.
+block markers, headers, harness tags), nothing the sanitiser would remove or fold
+(`habitus.core.untrusted.hidden`: invisible and format characters, escape sequences, look-alike
+letters) nor words mixing scripts, no shell comment inside a command, no URL outside an allowed
+command, and none of the classic injection phrases. `unsupported(text, allowlist)` says what fails,
+or None. Pure; no I/O.
 
 `evidence_line` picks the line of a tool's output that may be quoted as evidence at all.
 
@@ -24,6 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from habitus.core.paths import repo_relative
+from habitus.core.shell import without_comments
+from habitus.core.untrusted import hidden, sanitise
 
 INSTRUCTION_PATTERNS = tuple(re.compile(p, re.I) for p in (
     r"\bignore\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)\b",
@@ -40,7 +44,6 @@ INSTRUCTION_PATTERNS = tuple(re.compile(p, re.I) for p in (
 
 _MARKER = re.compile(r"<!--|-->|habitus:rules:|(?m:^\s{0,3}#{1,6}\s)")
 _TAG = re.compile(r"</?[A-Za-z_][\w-]*(?:\s[^<>]{0,200})?>")
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 _URL = re.compile(r"\b(?:https?|ftp|file)://\S+|\bwww\.\S+", re.I)
 _SHELL_OPERATOR = re.compile(r"\|\||&&|[|;]|\$\(|<\(|>>?|`")
@@ -132,10 +135,11 @@ def _scripts(word: str) -> set[str]:
 
 
 def lookalike(text: str) -> str | None:
-    """An invisible character, or a word that mixes Latin with other letters (`сurl` with a Cyrillic с)."""
-    m = _INVISIBLE.search(text)
-    if m:
-        return f"invisible character U+{ord(m.group(0)):04X}"
+    """What the sanitiser would remove or fold (`habitus.core.untrusted.hidden`: an invisible or control character,
+    an escape sequence, a look-alike letter), or a word that mixes Latin with other letters (`сurl`, Cyrillic с)."""
+    found = hidden(text)
+    if found:
+        return found
     for word in re.findall(r"\S+", text):
         if word.isascii():
             continue
@@ -196,16 +200,25 @@ def _paths(text: str) -> list[str]:
 
 
 def structural_problem(text: str) -> str | None:
-    """The part of `unsupported` that needs no allowlist: injection phrases, markup, look-alike characters."""
+    """The part of `unsupported` that needs no allowlist: injection phrases, markup, look-alike characters.
+
+    Phrases and markup are looked for in the sanitised text too, so `＜!--` or `𝐈𝐠𝐧𝐨𝐫𝐞 previous` is caught
+    (though the look-alike alone already is). A command in a code span may not carry a shell comment: learning
+    drops comments (`habitus.core.tools.shell_command`), so one there is older memory or a file's words."""
+    odd = lookalike(text)
+    if odd:
+        return f"look-alike characters: {odd}"
+    text = sanitise(text)
     hit = instruction_like(text)
     if hit:
         return f"instruction-like: {hit}"
     m = _MARKER.search(text) or _TAG.search(_prose(text))
     if m:
         return f"markup: {m.group(0).strip()}"
-    odd = lookalike(text)
-    if odd:
-        return f"look-alike characters: {odd}"
+    for span in _CODE_SPAN.finditer(text):
+        body = span.group(2).strip()
+        if "#" in body and _reads_as_command(body) and without_comments(body) != body:
+            return f"a comment in a command (prose, not part of it): {body}"
     return None
 
 
@@ -241,7 +254,7 @@ def evidence_line(output: str, limit: int = 300) -> str:
     URL or markup (else the first such line); "" when every line reads like an instruction."""
     plain = []
     for raw in output.splitlines()[:200]:
-        line = raw.strip()[:limit]
+        line = sanitise(raw).strip()[:limit]  # a coloured error line is judged (and quoted) by what it says
         if line and unsupported(line, _NOTHING) is None:
             if _ERRORISH.search(line):
                 return line

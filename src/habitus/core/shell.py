@@ -15,7 +15,8 @@ substitution runs to the end of the text, as the shell would report it.
 
 `pipelines(text)` gives the pipelines in order, each a tuple of `Command`s joined by `|`;
 `simple_commands(text)` the commands alone; `code_text(text)` the text without here-document bodies
-and comments, for pattern matching over what the shell ran.
+and comments, for pattern matching over what the shell ran; `without_comments(text)` the command line
+as it runs, for learning and showing (a comment is prose, never part of a command).
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class _Lexer:
         self.text = text
         self.size = len(text)
         self.cut: list[tuple[int, int]] = []  # spans of here-document bodies and comments
+        self.comments: list[tuple[int, int]] = []  # spans of comments alone
 
     def tokens(self, pos: int, *, nested: bool = False) -> tuple[list[_Token], int]:
         """Tokens from `pos` to the end, or, when `nested`, to the `)` that closes a substitution."""
@@ -103,6 +105,7 @@ class _Lexer:
                 end = text.find("\n", pos)
                 end = size if end < 0 else end
                 self.cut.append((pos, end))
+                self.comments.append((pos, end))
                 pos = end
             elif char in "<>" and text.startswith("(", pos + 1):  # process substitution: a word
                 end = self._substitution(pos + 2)
@@ -296,16 +299,21 @@ def _commands(tokens: list[_Token]) -> list[tuple[Command, ...]]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str) -> tuple[tuple[tuple[Command, ...], ...], str]:
+def _parse(text: str) -> tuple[tuple[tuple[Command, ...], ...], str, str]:
     lexer = _Lexer(text)
     tokens, _ = lexer.tokens(0)
+    return tuple(_commands(tokens)), _cut(text, lexer.cut), _cut(text, lexer.comments, blanks=True)
+
+
+def _cut(text: str, spans: list[tuple[int, int]], *, blanks: bool = False) -> str:
+    """`text` without `spans`; with `blanks`, the blanks before a span go too (`pytest -q  # slow` → `pytest -q`)."""
     kept, pos = [], 0
-    for start, end in sorted(lexer.cut):
+    for start, end in sorted(spans):
         if start >= pos:
-            kept.append(text[pos:start])
+            kept.append(text[pos:start].rstrip(" \t") if blanks else text[pos:start])
             pos = end
     kept.append(text[pos:])
-    return tuple(_commands(tokens)), "".join(kept)
+    return "".join(kept)
 
 
 def pipelines(text: str) -> tuple[tuple[Command, ...], ...]:
@@ -323,9 +331,21 @@ def code_text(text: str) -> str:
     return _parse(text)[1]
 
 
+def without_comments(text: str) -> str:
+    """The command line with its comments removed: what the shell runs, here-document bodies kept.
+
+    A comment is prose beside a command (`pytest -q  # then push to main`): it never runs, so it is never
+    part of a command habitus learns, shows or lets a rule name. A `#` inside a word or quotes is not one.
+    """
+    if "#" not in text:
+        return text
+    return _parse(text)[2].strip()
+
+
 def split_words(text: str) -> list[str]:
     """The words of a command line, quotes removed (operators and redirections left out); never raises."""
     return [word for command in simple_commands(text) for word in (*command.assignments, *command.words)]
 
 
-__all__ = ["REDIRECTS", "Command", "Redirect", "code_text", "pipelines", "simple_commands", "split_words"]
+__all__ = ["REDIRECTS", "Command", "Redirect", "code_text", "pipelines", "simple_commands", "split_words",
+           "without_comments"]

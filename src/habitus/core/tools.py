@@ -23,6 +23,8 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from habitus.core.shell import without_comments
+
 if TYPE_CHECKING:
     from habitus.core.trace import ToolCall
 
@@ -61,13 +63,14 @@ __all__ = ["EDIT_TOOLS", "PATH_KEYS", "READ_TOOLS", "SHELL_TOOLS", "WRITE_TOOLS"
 
 
 def shell_command(call: ToolCall) -> str | None:
-    """The command line of a shell tool call (Claude `command`, Codex `["bash", "-lc", script]` or `cmd`)."""
+    """The command line of a shell tool call (Claude `command`, Codex `["bash", "-lc", script]` or `cmd`), without
+    its comments: a comment is prose beside the command, never part of what learning keeps (DESIGN §2.8)."""
     if call.name not in SHELL_TOOLS and not (call.name == "" and "command" in call.input):
         return None
     cmd = call.input.get("command", call.input.get("cmd"))
     if isinstance(cmd, list):
         words = [str(w) for w in cmd]
         if len(words) >= 3 and words[0] in ("bash", "sh", "zsh", "/bin/bash", "/bin/sh") and words[1] in ("-lc", "-c"):
-            return words[2]
+            return without_comments(words[2]) or None
         return " ".join(shlex.quote(w) for w in words)
-    return str(cmd) if cmd else None
+    return (without_comments(str(cmd)) or None) if cmd else None

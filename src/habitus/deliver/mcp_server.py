@@ -4,6 +4,11 @@ Tools: `search` (ids with one-line titles), `get` (full body with provenance and
 `feedback`, `rules` (the always-on rules with their evidence) and `archive`. The repo is the one the
 agent started the server in (its working directory); notes can also be global. Every call opens
 its own short store connection, so the server never holds a lock between calls.
+
+Scope: every tool sees only this repo's memory (notes and workflows of its root commit, rules of its
+AGENTS.md / CLAUDE.md) plus the user's global notes; an id of another repository's item is answered
+like an unknown one, so `get`, `feedback` and `archive` can neither read nor change it. Every result is
+sanitised (`habitus.core.untrusted`) and a workflow's `use_when` (a past prompt) is its one first line.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from habitus.core.note import NOTE_KINDS
+from habitus.core.untrusted import one_line, sanitise_data
 
 if TYPE_CHECKING:
     from habitus.store.db import Connection
@@ -53,7 +59,8 @@ def _workflow_hits(conn: Connection, subject: str | None, query: str, include_ar
                         *(s.do for s in wf.steps)]).lower()
         score = sum(1 for t in terms if t in hay)
         if score:
-            hits.append(({"id": wf.id, "kind": "workflow", "title": wf.name, "scope": "repo", "state": wf.status},
+            hits.append(({"id": wf.id, "kind": "workflow", "title": one_line(wf.name, 120), "scope": "repo",
+                          "state": wf.status},
                          score))
     return hits
 
@@ -69,6 +76,8 @@ def search_items(query: str, *, cwd: Path, kind: str | None = None, scope: str |
     if scope not in (None, "", "repo", "global", "all"):
         raise ValueError(f"unknown scope {scope!r} (repo, global or all)")
     subject = repo_subject(cwd)
+    if subject is None:  # outside a repository only the user's global notes are in scope, never every repo's
+        scope = "global"
     limit = max(1, min(int(limit), 50))
     with _store() as conn:
         hits: list[tuple[dict[str, Any], int]] = []
@@ -80,29 +89,96 @@ def search_items(query: str, *, cwd: Path, kind: str | None = None, scope: str |
                 hits.append(({"id": note.id, "kind": note.kind, "title": note.title,
                               "scope": "repo" if note.subject else "global", "state": note.state}, score))
     hits.sort(key=lambda h: -h[1])
-    return [h[0] for h in hits[:limit]]
+    return sanitise_data([h[0] for h in hits[:limit]])
 
 
-def get_item(item_id: str) -> dict[str, Any]:
-    """The full body of a note, workflow or rule, with provenance and validity."""
+def _same_repo(subject: str | None, here: str | None) -> bool:
+    from habitus.core.subject import subject_root_commit
+
+    return bool(subject and here) and subject_root_commit(subject) == subject_root_commit(here)
+
+
+def scoped_item(conn: Connection, item_id: str, cwd: Path) -> tuple[str, Any]:
+    """("note" | "workflow", the item) for an id in this repo's scope (its notes and workflows, global notes).
+
+    Another repository's item is answered like an unknown id (ValueError), so its existence does not leak.
+    """
+    from habitus.capture.subject import repo_subject
     from habitus.store.memory import get_workflow
-    from habitus.store.notes import feedback_counts, get_note, list_rule_states
+    from habitus.store.notes import get_note
+
+    here = repo_subject(cwd)
+    note = get_note(conn, item_id)
+    if note is not None and (note.subject is None or _same_repo(note.subject, here)):
+        return "note", note
+    wf = get_workflow(conn, item_id)
+    if wf is not None and _same_repo(wf.subject, here):
+        return "workflow", wf
+    raise ValueError(f"no memory item with id {item_id!r} in this repository")
+
+
+def _repo_rule(conn: Connection, item_id: str, cwd: Path) -> Any:
+    """The promoted rule with this id in this repo's AGENTS.md / CLAUDE.md, or None."""
+    from habitus.capture.subject import repo_root
+    from habitus.store.notes import list_rule_states
+
+    root = repo_root(cwd)
+    if root is None:
+        return None
+    top = root.resolve()
+    return next((r for r in list_rule_states(conn) if r.id == item_id and r.target
+                 and Path(r.target).is_relative_to(top)), None)
+
+
+def get_item(item_id: str, *, cwd: Path) -> dict[str, Any]:
+    """The full body of a note, workflow or rule of this repo's scope, with provenance and validity."""
+    from habitus.recall.quote import past_task
+    from habitus.store.notes import feedback_counts
 
     with _store() as conn:
-        note = get_note(conn, item_id)
-        if note is not None:
-            return {"type": "note", **note.to_dict(), "feedback": feedback_counts(conn, item_id)}
-        wf = get_workflow(conn, item_id)
-        if wf is not None:
-            data = wf.to_dict()
-            return {"type": "workflow", **data,
-                    "validity": {"status": wf.status, "last_verified": wf.provenance.last_verified,
-                                 "counters": wf.counters.to_dict(), "status_reason": wf.extra.get("status_reason")},
-                    "feedback": feedback_counts(conn, item_id)}
-        for rule in list_rule_states(conn):
-            if rule.id == item_id:
-                return {"type": "rule", **rule.to_dict()}
-    raise ValueError(f"no memory item with id {item_id!r}")
+        try:
+            kind, item = scoped_item(conn, item_id, cwd)
+        except ValueError:
+            rule = _repo_rule(conn, item_id, cwd)
+            if rule is None:
+                raise
+            return sanitise_data({"type": "rule", **rule.to_dict()})
+        if kind == "note":
+            return sanitise_data({"type": "note", **item.to_dict(), "feedback": feedback_counts(conn, item_id)})
+        data = item.to_dict()
+        data["use_when"] = past_task(item.use_when)  # a past prompt: its first line, never what was pasted below
+        return sanitise_data({"type": "workflow", **data,
+                              "validity": {"status": item.status, "last_verified": item.provenance.last_verified,
+                                           "counters": item.counters.to_dict(),
+                                           "status_reason": item.extra.get("status_reason")},
+                              "feedback": feedback_counts(conn, item_id)})
+
+
+def feedback_item(item_id: str, verdict: str, reason: str | None, *, cwd: Path) -> dict[str, Any]:
+    """Record a verdict on a note or workflow of this repo's scope (a workflow's counters move with it)."""
+    from habitus.store.memory import bump_counters
+    from habitus.store.notes import feedback_counts, record_feedback
+
+    with _store() as conn:
+        kind, _ = scoped_item(conn, item_id, cwd)
+        record_feedback(conn, item_id, verdict, reason)
+        if kind == "workflow":
+            bump_counters(conn, item_id, helped=int(verdict == "helpful"), misled=int(verdict == "wrong"),
+                          stale=int(verdict == "outdated"))
+        return sanitise_data({"id": item_id, "verdict": verdict, "feedback": feedback_counts(conn, item_id)})
+
+
+def archive_item(item_id: str, reason: str, *, cwd: Path) -> dict[str, Any]:
+    """Archive a note or workflow of this repo's scope."""
+    from habitus.store.memory import set_workflow_status
+    from habitus.store.notes import archive_note
+
+    with _store() as conn:
+        kind, _ = scoped_item(conn, item_id, cwd)
+        if kind == "note":
+            return sanitise_data({"id": item_id, "state": archive_note(conn, item_id, reason).state})
+        set_workflow_status(conn, item_id, "archived", reason)
+        return sanitise_data({"id": item_id, "state": "archived"})
 
 
 def rules_for(cwd: Path) -> dict[str, Any]:
@@ -137,7 +213,7 @@ def rules_for(cwd: Path) -> dict[str, Any]:
                               "evidence": known.evidence if known else None,
                               "origin": "promoted" if known else "written by hand"})
             out["files"].append({"path": str(path), "rules": rules})
-    return out
+    return sanitise_data(out)
 
 
 def build_server(cwd: Path | None = None) -> Any:
@@ -160,7 +236,7 @@ def build_server(cwd: Path | None = None) -> Any:
     @server.tool(description="Full body of one memory item (note, workflow or rule) by id, with provenance "
                              "(sources, dates) and validity (status, last verified, feedback counters).")
     def get(id: str) -> dict[str, Any]:  # noqa: A002 - the tool's public parameter name
-        return get_item(id)
+        return get_item(id, cwd=base)
 
     @server.tool(description="Record a note for this repo (scope='repo', default) or for every repo "
                              f"(scope='global'). kind: {' | '.join(NOTE_KINDS)}. Keep it to one or two "
@@ -176,22 +252,12 @@ def build_server(cwd: Path | None = None) -> Any:
             raise ValueError(f"{base} is not in a git repo with a commit; use scope='global'")
         with _store() as conn:
             n = add_note(conn, text, kind=kind, subject=subject, source="agent")
-        return {"id": n.id, "kind": n.kind, "scope": scope}
+        return sanitise_data({"id": n.id, "kind": n.kind, "scope": scope})
 
     @server.tool(description="Tell habitus whether a memory item helped: verdict helpful | outdated | wrong, "
                              "with an optional reason. Wrong or outdated items are shown less and may be suspended.")
     def feedback(id: str, verdict: str, reason: str | None = None) -> dict[str, Any]:  # noqa: A002
-        from habitus.store.memory import bump_counters, get_workflow
-        from habitus.store.notes import feedback_counts, get_note, record_feedback
-
-        with _store() as conn:
-            if get_note(conn, id) is None and get_workflow(conn, id) is None:
-                raise ValueError(f"no memory item with id {id!r}")
-            record_feedback(conn, id, verdict, reason)
-            if get_workflow(conn, id) is not None:
-                bump_counters(conn, id, helped=int(verdict == "helpful"), misled=int(verdict == "wrong"),
-                              stale=int(verdict == "outdated"))
-            return {"id": id, "verdict": verdict, "feedback": feedback_counts(conn, id)}
+        return feedback_item(id, verdict, reason, cwd=base)
 
     @server.tool(description="The always-on rules of this repo (the managed block in AGENTS.md / CLAUDE.md) "
                              "with the evidence that admitted each one.")
@@ -201,16 +267,7 @@ def build_server(cwd: Path | None = None) -> Any:
     @server.tool(description="Archive a note or workflow that is settled or no longer true, with a reason. "
                              "Archived items leave default search but stay for audit.")
     def archive(id: str, reason: str) -> dict[str, Any]:  # noqa: A002
-        from habitus.store.memory import get_workflow, set_workflow_status
-        from habitus.store.notes import archive_note, get_note
-
-        with _store() as conn:
-            if get_note(conn, id) is not None:
-                return {"id": id, "state": archive_note(conn, id, reason).state}
-            if get_workflow(conn, id) is not None:
-                set_workflow_status(conn, id, "archived", reason)
-                return {"id": id, "state": "archived"}
-        raise ValueError(f"no memory item with id {id!r}")
+        return archive_item(id, reason, cwd=base)
 
     return server
 

@@ -88,8 +88,14 @@ class Prepared:
 
 
 def hook_output(event_name: str, text: str, agent: str) -> dict[str, Any] | None:
-    """The hook JSON carrying `text` as additionalContext (cut to the agent's limit), or None for no text."""
-    text = text.strip()
+    """The hook JSON carrying `text` as additionalContext (cut to the agent's limit), or None for no text.
+
+    Every hook's text leaves through here, so here it passes the sanitiser (`habitus.core.untrusted`) once
+    more, whatever its parts did: nothing invisible, no control sequence, no look-alike letters reach the agent.
+    """
+    from habitus.core.untrusted import sanitise
+
+    text = sanitise(text).strip()
     if not text:
         return None
     limit = MAX_CONTEXT_CHARS.get(agent, 8_000)

@@ -25,6 +25,7 @@ from habitus.capture.subject import repo_root
 from habitus.core.note import Rule, content_hash
 from habitus.core.quarantine import Allowlist, unsupported
 from habitus.core.subject import subject_root_commit
+from habitus.core.untrusted import one_line
 from habitus.deliver.backups import keep_last
 from habitus.deliver.candidates import Candidate, collect, similar, terms
 from habitus.deliver.files import atomic_write_text, check_writable, read_text_file
@@ -145,7 +146,7 @@ def wording_member(members: list[Candidate]) -> Candidate:
 
 def compress(members: list[Candidate]) -> list[str]:
     """One rule of 1–3 short lines for a cluster, worded by its best member (first sentence if too long)."""
-    text = " ".join(wording_member(members).text.split())
+    text = one_line(wording_member(members).text)  # sanitised: nothing hidden reaches a reviewed diff
     lines = wrap_rule(text, max_lines=MAX_RULE_LINES)
     if len(lines) > MAX_RULE_LINES:
         lines = wrap_rule(text.split(". ")[0].rstrip(".") + ".", max_lines=MAX_RULE_LINES)
@@ -266,6 +267,7 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
     quarantined: a rule names only commands the repo's sessions ran successfully and paths in the repo.
     """
     budget = budget or Budget()
+    confine_target(target)
     text = read_text_file(target) or ""
     if candidates is None:
         subject = target_subject(target, subject)
@@ -334,6 +336,17 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
                                                  proposal.new_text.splitlines(keepends=True),
                                                  fromfile=f"{target} (now)", tofile=f"{target} (proposed)"))
     return proposal
+
+
+def confine_target(target: Path) -> None:
+    """Refuse (PromoteError) a target linked out of its repository's work tree or into its `.git` (links are
+    resolved before the repo check: a `CLAUDE.md` linked to `~/.claude/CLAUDE.md` is never written through)."""
+    from habitus.capture.worktree import linked_out
+
+    real = linked_out(target)
+    if real is not None:
+        raise PromoteError(f"{target} is a link to {real}, outside the repository; it was not changed (promote "
+                           "writes only into the repo whose sessions back the rules)")
 
 
 def target_subject(target: Path, subject: str | None = None) -> str:
@@ -417,6 +430,7 @@ def _fill(proposal: Proposal, admitted: list[tuple[float, Rule, list[Candidate]]
 def apply(conn: Connection, proposal: Proposal) -> dict[str, Any]:
     """Write the proposed block atomically (backup first) and record promoted / retired / quarantined state."""
     target = proposal.target
+    confine_target(target)  # again: the link may have changed since the proposal
     now_text = read_text_file(target) or ""
     if _sha(now_text) != proposal.base_sha:
         raise PromoteError(f"{target} changed since the proposal was made; run `habitus promote` again")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from habitus.core.lazyre import lazy_re
+from habitus.core.untrusted import sanitise
 
 HEAD_CHARS = 400
 EXTRA_LINES = 3
@@ -50,7 +51,8 @@ def error_rank(line: str) -> int:
 
 
 def clean_line(line: str) -> str:
-    return _BOX.sub("", line).strip()
+    """A line of output as a person reads it: escape sequences and hidden characters gone, box drawing stripped."""
+    return _BOX.sub("", sanitise(line)).strip()
 
 
 def error_excerpt(output: str) -> str:

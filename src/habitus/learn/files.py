@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from habitus.core.paths import place_problem
 from habitus.core.quarantine import structural_problem
+from habitus.core.untrusted import sanitise_data
 from habitus.core.workflow import WORKFLOW_FORMAT, WORKFLOW_STATUSES, Workflow
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def dump_workflows(workflows: Iterable[Workflow], *, lifecycle: bool = True) -> 
                 data.pop(key, None)
         for key in ("status_reason", *_LIFECYCLE_FLAGS):
             data.pop(key, None)
-        docs.append(data)
+        docs.append(sanitise_data(data))  # a file a person reviews and commits: nothing hidden in it
     return yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True, width=120, explicit_start=True)
 
 

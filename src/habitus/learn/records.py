@@ -22,6 +22,7 @@ from habitus.core.paths import repo_relative
 from habitus.core.record import CommandFact, EditFact, Record
 from habitus.core.tools import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, shell_command, tool_path
 from habitus.core.trace import ToolCall, Trace
+from habitus.core.untrusted import sanitise
 from habitus.learn.checks import last_passing_checks
 from habitus.learn.commits import session_commits
 from habitus.learn.detours import find_detours
@@ -116,7 +117,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
     commits = [sha for _, sha in session_commits(trace, repo)]  # the commits this task made (its own calls)
     commit = commits[-1] if commits else None  # full hashes: `session_commits` resolves what the call printed
     files = _Files(repo, commit)
-    rec = Record(trace_id=trace.id, subject=trace.subject, task=trace.task, session_id=trace.session_id,
+    # the task as a person sees it (no escape sequences or hidden characters): cues and names are derived from it
+    rec = Record(trace_id=trace.id, subject=trace.subject, task=sanitise(trace.task), session_id=trace.session_id,
                  agent=trace.agent, cwd=trace.cwd, outcome=trace.outcome.status.value, commit=commit,
                  date=trace.ended or trace.started, tokens=trace.usage.total_tokens)
     if trace.git_commits:

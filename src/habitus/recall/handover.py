@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from habitus.core.injected import HANDOVER_MARK
+from habitus.core.shell import without_comments
+from habitus.core.untrusted import sanitise
 from habitus.recall.render import _code, one_command, render
 from habitus.recall.where import quote
 
@@ -49,11 +51,11 @@ def checks_section(look: Look, skip: set[str]) -> str:
 def traps_section(look: Look) -> str:
     lines = ["## Watch out"]
     for t in look.traps:
-        line = f"- {_code(t.failing)} failed in {t.tasks} past task{'s' if t.tasks != 1 else ''}"
+        line = f"- {_code(without_comments(t.failing))} failed in {t.tasks} past task{'s' if t.tasks != 1 else ''}"
         if t.error:
             line += f" with {quote(t.error)}"
-        if t.fixing:
-            line += f"; {_code(t.fixing)} worked after"
+        if t.fixing and without_comments(t.fixing):  # a comment is prose, never part of a command shown
+            line += f"; {_code(without_comments(t.fixing))} worked after"
         lines.append(line + ".")
     return "\n".join(lines) if len(lines) > 1 else ""
 
@@ -92,7 +94,12 @@ def render_handover(look: Look | None, selected: list[SelectedWorkflow], budget:
 
     Map sections come first; when the workflows picked for the task do not fit beside them whole, the map's
     sections make room from the least important (watch out, then checks, then where to look): a workflow the
-    task's own words picked is the most specific memory there is."""
+    task's own words picked is the most specific memory there is. The whole text passes the sanitiser
+    (`habitus.core.untrusted`), whatever its parts did."""
+    return sanitise(_compose(look, selected, budget))[:budget]
+
+
+def _compose(look: Look | None, selected: list[SelectedWorkflow], budget: int) -> str:
     parts = _map_parts(look, selected)
     if not parts:
         return render(selected, budget)

@@ -9,8 +9,10 @@ renames staged in the index but not committed yet, else the place's block heads 
 that moved it only when that commit's rename is where the file is now (a staged move names none).
 
 A place is read only inside the work tree: a path that is absolute, climbs out with `..`, points
-into `.git` or resolves through a symlink to outside the tree is `stale` ("outside the
-repository") and nothing of it is read or shown (`habitus.capture.worktree`).
+into `.git` or resolves through a symlink to outside the tree or into `.git` is `stale` ("outside
+the repository") and nothing of it is read or shown (`habitus.capture.worktree`). A tracked link
+is followed only to a file git tracks: one to a git-ignored or untracked file (`.env`, `build/`)
+is `stale` too, and its text is never read.
 
 Git is called a fixed, small number of times per recall, batched over all steps: one
 `rev-parse`, one `cat-file --batch-check`, and only when files are missing one `git log` per
@@ -23,7 +25,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from habitus.capture.worktree import confine_place, is_tree_file, read_tree_text
+from habitus.capture.worktree import confine_place, is_tree_file, link_target, read_tree_text
 from habitus.core.paths import repo_relative
 from habitus.core.workflow import Workflow
 from habitus.recall.checks import CheckState, check_state
@@ -85,19 +87,27 @@ def git_root_and_head(cwd: Path) -> tuple[Path | None, str | None]:
     return Path(lines[0].strip()), lines[1].strip() or None
 
 
-def _existing_in_tree(root: Path, paths: list[str]) -> set[str]:
-    """The paths that are tracked (in the index, so a staged move counts) and are files in the tree on disk."""
+LINK_REASON = "a link to a file git does not track (ignored or untracked); not read"
+
+
+def _existing_in_tree(root: Path, paths: list[str]) -> tuple[set[str], set[str]]:
+    """(the paths that are tracked, in the index so a staged move counts, and are files in the tree on disk;
+    the paths that are tracked links to a file git does not track, never to be read).
+
+    A link's target is asked in the same `cat-file` call: a tracked link to a git-ignored `.env` is refused.
+    """
     if not paths:
-        return set()
+        return set(), set()
     on_disk = {p for p in paths if is_tree_file(root, p)}
-    out = _git(root, "cat-file", "--batch-check", stdin="".join(f":{p}\n" for p in paths))
-    if out is None:
-        return on_disk
-    found = set()
-    for path, line in zip(paths, out.splitlines(), strict=False):
-        if not line.endswith(" missing") and " blob " in line and path in on_disk:
-            found.add(path)
-    return found
+    targets = {p: t for p in on_disk if (t := link_target(root, p)) is not None}
+    asked = list(dict.fromkeys([*paths, *targets.values()]))
+    out = _git(root, "cat-file", "--batch-check", stdin="".join(f":{p}\n" for p in asked))
+    if out is None:  # git cannot say what is tracked: no link is followed
+        return on_disk - set(targets), set(targets)
+    tracked = {p for p, line in zip(asked, out.splitlines(), strict=False)
+               if not line.endswith(" missing") and " blob " in line}
+    refused = {p for p, t in targets.items() if p in tracked and t not in tracked}
+    return {p for p in paths if p in tracked and p in on_disk and p not in refused}, refused
 
 
 def _staged_renames(root: Path) -> dict[str, str]:
@@ -248,7 +258,12 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
     if not wanted:
         return results
     files = list(dict.fromkeys(wf.steps[n - 1].place.file for wf, n in wanted))  # type: ignore[union-attr]
-    present = _existing_in_tree(root, files) if root else {f for f in files if is_tree_file(base, f)}
+    present, refused = _existing_in_tree(root, files) if root else (
+        {f for f in files if is_tree_file(base, f) and link_target(base, f) is None}, set())
+    for wf, number in [(wf, n) for wf, n in wanted if wf.steps[n - 1].place.file in refused]:  # type: ignore[union-attr]
+        results[wf.id].steps[number] = StepState(number, "stale", file=wf.steps[number - 1].place.file,  # type: ignore[union-attr]
+                                                 reason=LINK_REASON)
+    wanted = [(wf, n) for wf, n in wanted if wf.steps[n - 1].place.file not in refused]  # type: ignore[union-attr]
     missing = [(wf, n) for wf, n in wanted if wf.steps[n - 1].place.file not in present]  # type: ignore[union-attr]
 
     history: dict[str | None, dict[str, tuple[str, str | None, str]]] = {}
@@ -284,6 +299,8 @@ def validate(workflows: list[Workflow], steps: dict[str, list[int]], cwd: str | 
     cache: dict[str, list[str] | None] = {}
 
     def lines_of(path: str) -> list[str] | None:
+        if path not in present and link_target(base, path) is not None:
+            return None  # a link found by history or grep, whose target was not checked: never read
         if path not in cache:
             text = read_tree_text(base, path)
             cache[path] = None if text is None else text.splitlines()

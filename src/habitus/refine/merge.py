@@ -13,6 +13,7 @@ import difflib
 import re
 from typing import Any
 
+from habitus.core.untrusted import one_line
 from habitus.refine.behaviours import Behaviour
 from habitus.refine.propose import REINFORCE, Proposal
 
@@ -104,6 +105,8 @@ def merge(skill_text: str, proposals: list[Proposal], registry: dict[str, Behavi
             log.append({**entry, "action": "same-as", "same_as": same})
             continue
         done[(proposal.kind, proposal.behaviour)] = proposal.id
+        # a proposal is worded from traces (or by a model reading them): one sanitised line in the skill
+        text, condition = one_line(proposal.text), one_line(proposal.condition or "")
         if proposal.op == "remove" and proposal.target:
             lines = body.split("\n")
             hits = [i for i, line in enumerate(lines) if line.strip() == proposal.target.strip()]
@@ -113,7 +116,7 @@ def merge(skill_text: str, proposals: list[Proposal], registry: dict[str, Behavi
                 body = "\n".join(lines)
                 log.append(entry)
                 continue
-        if proposal.text in body:
+        if text in body:
             log.append({**entry, "action": "present"})
             continue
         span = None if proposal.kind == REINFORCE else find_endorsement(body, registry[proposal.behaviour])
@@ -123,13 +126,13 @@ def merge(skill_text: str, proposals: list[Proposal], registry: dict[str, Behavi
             before = "\n".join(lines[start: end + 1])
             last = lines[end].rstrip()
             stop = "." if last.endswith(".") else ""
-            clause = f" — except {proposal.condition or 'where it failed before'}: {_lower_first(proposal.text)}"
+            clause = f" — except {condition or 'where it failed before'}: {_lower_first(text)}"
             lines[end] = (last[:-1] if stop else last) + clause.rstrip(".") + "."
             body = "\n".join(lines)
             entry.update(action="scoped", before=before, after="\n".join(lines[start: end + 1]))
         else:
             heading = REINFORCE_HEADING if proposal.kind == REINFORCE else GUARDRAIL_HEADING
-            body = _append_bullet(body, heading, f"- {proposal.text}")
+            body = _append_bullet(body, heading, f"- {text}")
             entry.update(action="added", section=heading)
         log.append(entry)
     return frontmatter + body, log

@@ -77,7 +77,9 @@ def cluster_map_png(vectors: Any, ids: list[str], labels_by_id: dict[str, int],
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value))
+    from habitus.core.untrusted import sanitise  # trajectories and skill text come from traces
+
+    return html.escape(sanitise(str(value)))
 
 
 def _proposal_html(p: dict[str, Any]) -> str:
