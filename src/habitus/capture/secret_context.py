@@ -1,0 +1,144 @@
+"""Credentials found by their context rather than their shape: a secret name, a flag, a webhook, a prefix.
+
+- `assignment_findings`: a value after a secret name in any syntax — `NAME=value` (env, shell,
+  `.ini`, connection strings, URL query strings), `NAME: value` (YAML, headers), `"name": "value"`
+  (JSON, also escaped inside a JSON string), `name = "value"` (TOML, code), `'name' => 'value'`,
+  `["NAME"] = value`, `("NAME", "value")` (a quoted name before a comma: `define`, `setenv`),
+  `<password>value</password>`, `ENV NAME value` / `setenv NAME value`, and flags `--name value`,
+  `--name=value`, `-storepass value`. Whether the value goes is `secret_names.literal_value`: any
+  literal after a strong name, only a random-looking one after a weak name.
+- `webhook_findings`: the secret path of a webhook URL (`…/hooks/<random>`, `…/webhooks/<id>/<random>`).
+- `prefixed_token_findings`: a token of an unknown provider — a short prefix and a separator
+  (`gsk_`, `xai-`, `tskey-auth-`) before 28 or more random, non-hex characters; hex and short
+  tails are left to the provider rules, as ids (`toolu_…`, `resp_<hex>`) look the same.
+
+All of them return `Finding`s (offsets in the text given) and leave placeholders alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from habitus.capture.secret_names import literal_value, looks_random, secret_name_strength, shannon_entropy
+from habitus.capture.secret_rulebook import Finding
+from habitus.core.lazyre import lazy_re
+
+# Words whose occurrence may start or end a secret name; the scanner's keyword pass reports each.
+SEEDS = ("pass", "pwd", "secret", "key", "token", "credential", "creds", "auth", "cookie", "sig")
+ASSIGNMENT = "assignment"
+
+_IDENT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
+_WORD_TAIL = lazy_re(r"[a-z0-9_\-]*")
+_ASSIGN = lazy_re(
+    r"(?P<close>\\?[\"'`]\]?|\])?[ \t]{0,3}(?P<op>:=|=>|->|=|:|,|>|[ \t]+(?=\\?[\"'`]|[^\s\"'`=:,-]))[ \t]{0,3}"
+    r"(?:\\(?P<eq>[\"'])(?P<escaped>[^\\\n]{1,300})\\(?P=eq)"  # JSON inside a JSON string: \"value\"
+    r"|(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,300})(?P=q)"
+    r"|(?P<bare>[^\s\"'`,;)}\]<>&][^\s\"'`,;)}\]<>&]*))")
+_LINE_START = lazy_re(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
+_SPACE_BEFORE = lazy_re(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|aws configure set)[ \t]+$")
+_WEBHOOK = lazy_re(r"https?://[^\s\"'<>`]*?/(?:webhooks?|hooks|hook)/(?P<path>[^\s\"'<>`?#)]+)", re.IGNORECASE)
+_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9_\-]{30,}")
+_PREFIX = lazy_re(r"[A-Za-z][A-Za-z0-9]{0,9}(?:[_\-][A-Za-z0-9]{1,9}){0,3}?[_\-]")
+_HEXISH = lazy_re(r"[0-9a-fA-F_\-]+")
+_HASH_PREFIXES = ("sha", "md5", "h1", "blake", "crc", "git", "commit", "rev", "uuid", "guid", "id")
+
+
+def _name_bounds(text: str, lower: str, hit: int) -> tuple[int, int]:
+    end = _WORD_TAIL.match(lower, hit).end()  # type: ignore[union-attr]
+    start = hit
+    while start > 0 and lower[start - 1] in _IDENT and hit - start < 64:
+        start -= 1
+    return start, end
+
+
+def _value_span(text: str, match: re.Match[str], start: int, strength: int) -> tuple[int, int]:
+    group = next(g for g in ("escaped", "quoted", "bare") if match.group(g) is not None)
+    value_start, value_end = match.start(group), match.end(group)
+    if group == "bare" and strength >= 2 and match.group("op") in ("=", ":") \
+            and _LINE_START.search(text, max(0, start - 80), start):
+        line_end = text.find("\n", value_start)  # `.env` / YAML: a password runs to the end of its line
+        value_end = len(text) if line_end == -1 else line_end
+        value_end = value_start + len(text[value_start:value_end][:300].rstrip())
+    return value_start, value_end
+
+
+def _operator_allowed(text: str, match: re.Match[str], start: int, quoted_name: bool, flag: bool) -> bool:
+    op = match.group("op")
+    if op == ":" and text.startswith("//", match.end("op")):
+        return False  # a URL's scheme, not a value
+    if op == ",":  # `define('DB_PASSWORD', 'x')`, `setenv("TOKEN", "x")`; not `key, value` in prose
+        return quoted_name and match.group("bare") is None
+    if op == ">":
+        return start > 0 and text[start - 1] == "<"  # <password>x</password>
+    if op.strip() == "":  # a space: a flag's value, or `ENV NAME value`
+        return flag or _SPACE_BEFORE.search(text, max(0, start - 40), start) is not None
+    return True
+
+
+def assignment_findings(text: str, lower: str, seeds: list[int]) -> list[Finding]:
+    """Values after secret names (see the module docstring); `seeds`: offsets of `SEEDS` words in `lower`."""
+    found: list[Finding] = []
+    last = 0
+    for hit in sorted(set(seeds)):
+        if hit < last:
+            continue
+        start, end = _name_bounds(text, lower, hit)
+        match = _ASSIGN.match(text, end)  # most hits are plain words: fail here, cheaply
+        if match is None:
+            continue
+        name = text[start:end]
+        flag = name.startswith("-")
+        name = name.lstrip("-.")
+        quoted_name = start > 0 and text[start - 1] in "\"'`"
+        if not _operator_allowed(text, match, start, quoted_name, flag):
+            continue
+        strength = secret_name_strength(name, flag=flag)
+        if not strength:
+            continue
+        value_start, value_end = _value_span(text, match, start, strength)
+        value = text[value_start:value_end]
+        if flag and match.group("bare") is not None and value.startswith("-"):
+            continue  # the next flag, not a value
+        if not literal_value(value, strength):
+            continue
+        found.append(Finding(value_start, value_end, ASSIGNMENT))
+        last = value_end
+    return found
+
+
+def webhook_findings(text: str) -> list[Finding]:
+    """The secret part of webhook URLs: from the first random-looking path segment to the end of the path."""
+    found = []
+    for match in _WEBHOOK.finditer(text):
+        offset = match.start("path")
+        for segment in match.group("path").split("/"):
+            if len(segment) >= 16 and looks_random(segment) or len(segment) >= 8 and _mixed(segment):
+                found.append(Finding(offset, match.end("path"), "webhook"))
+                break
+            offset += len(segment) + 1
+    return found
+
+
+def _mixed(segment: str) -> bool:
+    return (any(c.isdigit() for c in segment) and any(c.isalpha() for c in segment)
+            and shannon_entropy(segment) >= 2.8)
+
+
+def prefixed_token_findings(text: str) -> list[Finding]:
+    """Tokens of providers no rule knows (see the module docstring)."""
+    found = []
+    for run in _RUN.finditer(text):
+        token = run.group()
+        prefix = _PREFIX.match(token)
+        if prefix is None or prefix.group().lower().startswith(_HASH_PREFIXES):
+            continue
+        tail = token[prefix.end():]
+        if len(tail) < 28 or _HEXISH.fullmatch(tail) or not any(c.isdigit() for c in tail):
+            continue
+        if not any(c.isalpha() for c in tail) or not looks_random(tail):
+            continue
+        found.append(Finding(run.start(), run.end(), "prefixed_token"))
+    return found
+
+
+__all__ = ["ASSIGNMENT", "SEEDS", "assignment_findings", "prefixed_token_findings", "webhook_findings"]

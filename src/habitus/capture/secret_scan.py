@@ -1,0 +1,184 @@
+"""Find every secret in a text: one keyword pass, then the rules and context checks it calls for.
+
+`find_secrets(text)` works on the joined view of the text (`secret_views`: line continuations,
+string concatenation and line-number prefixes removed) and returns the secrets' spans in the
+original text, overlapping ones merged. One pass of an Aho-Corasick automaton over the lower-cased
+view finds, at once, every rule keyword (a rule runs only when one of its keywords occurs — in the
+text or in `context`, e.g. a read file's path), every place a rule's match can start (its anchors:
+the rule is matched there instead of scanned across the text), and every secret-name seed for the
+context checks. Then:
+
+- the vendored rule book (`secret_rulebook`: gitleaks' rules and habitus' own), a wrapped token
+  joined across a terminal line break (`secret_views.wrapped_span`);
+- values after secret names, flags, webhook paths, tokens with unknown prefixes (`secret_context`);
+- base64 runs that decode to text holding a secret (a base64-wrapped PEM key or JSON credential):
+  the whole run goes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+from typing import Any
+
+import ahocorasick
+
+from habitus.capture import secret_rulebook as book
+from habitus.capture.secret_context import (SEEDS, assignment_findings, prefixed_token_findings,
+                                            webhook_findings)
+from habitus.capture.secret_rulebook import Finding
+from habitus.capture.secret_views import joined_view, wrapped_span
+from habitus.core.lazyre import lazy_re
+
+MIN_SECRET_TEXT = 8  # no rule matches a shorter text
+MAX_DEPTH = 2  # base64 inside base64 inside text, no deeper
+_BASE64_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=])")
+_HOOK = "hook"
+_MARKER = lazy_re(r"\[REDACTED:[a-z0-9_]+\]")
+
+
+@functools.cache
+def _automaton() -> Any:
+    """Keyword → (length, rules it triggers, rules anchored at it, whether it is a seed)."""
+    triggers: dict[str, set[int]] = {}
+    anchors: dict[str, set[int]] = {}
+    for index, rule in enumerate(book.rules()):
+        for keyword in rule["keywords"]:
+            triggers.setdefault(keyword, set()).add(index)
+        for anchor in rule["anchors"] if rule["anchored"] else ():
+            anchors.setdefault(anchor, set()).add(index)
+    automaton = ahocorasick.Automaton()
+    for word in set(triggers) | set(anchors) | set(SEEDS) | {_HOOK}:
+        automaton.add_word(word, (len(word), frozenset(triggers.get(word, ())), frozenset(anchors.get(word, ())),
+                                  word in SEEDS, word == _HOOK))
+    automaton.make_automaton()
+    return automaton
+
+
+def lower(text: str) -> str:
+    """`text` lower-cased with its offsets kept (a few characters change length when lowered)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    return lowered
+
+
+def find_secrets(text: str, *, context: str = "", depth: int = 0) -> list[Finding]:
+    """The secrets in `text`, as sorted, non-overlapping spans of it (see the module docstring)."""
+    if len(text) < MIN_SECRET_TEXT:
+        return []
+    view = joined_view(text)
+    if view is None:
+        found = _scan(text, context, depth)
+    else:
+        found = [Finding(*view.original_span(f.start, f.end), f.kind) for f in _scan(view.text, context, depth)]
+    if "[REDACTED:" in text:  # redacted before: a marker is never a secret again (redaction is idempotent)
+        markers = [m.span() for m in _MARKER.finditer(text)]
+        found = [f for f in found if not any(s < f.end and f.start < e for s, e in markers)]
+    return merge(found)
+
+
+def merge(findings: list[Finding]) -> list[Finding]:
+    """Overlapping or touching findings as one (the kind of the first)."""
+    merged: list[Finding] = []
+    for finding in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if merged and finding.start <= merged[-1].end:
+            last = merged[-1]
+            if finding.end > last.end:
+                merged[-1] = Finding(last.start, finding.end, last.kind)
+            continue
+        merged.append(finding)
+    return merged
+
+
+def _scan(text: str, context: str, depth: int) -> list[Finding]:
+    lowered = lower(text)
+    automaton = _automaton()
+    triggered: set[int] = set()
+    anchor_hits: dict[int, list[int]] = {}
+    seeds: list[int] = []
+    hooks = False
+    for end, (length, triggers, anchored, is_seed, is_hook) in automaton.iter(lowered):
+        start = end - length + 1
+        triggered |= triggers
+        for index in anchored:
+            anchor_hits.setdefault(index, []).append(start)
+        if is_seed:
+            seeds.append(start)
+        hooks = hooks or is_hook
+    if context:
+        for _, (_, triggers, _, _, _) in automaton.iter(lower(context)):
+            triggered |= triggers
+    found: list[Finding] = []
+    for index in triggered:
+        hits = anchor_hits.get(index, [])
+        if book.rules()[index]["anchored"] and not hits:
+            continue
+        found += book.rule_findings(index, text, hits)
+        if hits and "\n" in text:
+            found += _wrapped(index, text, hits)
+    if seeds:
+        found += assignment_findings(text, lowered, seeds)
+    if hooks:
+        found += webhook_findings(text)
+    found += prefixed_token_findings(text)
+    if depth < MAX_DEPTH:
+        found += _encoded(text, depth)
+    return found
+
+
+def _wrapped(index: int, text: str, hits: list[int]) -> list[Finding]:
+    """Tokens of rule `index` that a line break cut (only where the rule did not already match whole)."""
+    anchored = book.anchored_pattern(index)
+    if anchored is None or not book.is_token_rule(index):
+        return []
+    found = []
+    for hit in hits:
+        if hit and (text[hit - 1].isalnum() or text[hit - 1] == "_"):
+            continue
+        line_end = text.find("\n", hit)
+        if line_end == -1 or line_end - hit > 512:
+            continue
+        whole = anchored.match(text, hit)
+        if whole is not None and whole.end() < line_end:
+            continue  # the token ends before the line does: nothing was cut
+        end = wrapped_span(text, hit, lambda joined: (m.end() if (m := anchored.match(joined)) else 0))
+        if end is not None:
+            found.append(Finding(hit, end, book.kind_of(index)))
+    return found
+
+
+def _encoded(text: str, depth: int) -> list[Finding]:
+    """Base64 runs whose decoded text holds a secret: the whole run is one finding."""
+    found = []
+    for run in _BASE64_RUN.finditer(text):
+        decoded = _decoded_text(run.group())
+        if decoded is None:
+            continue
+        inner = find_secrets(decoded, depth=depth + 1)
+        if inner:
+            found.append(Finding(run.start(), run.end(), f"base64_{inner[0].kind}"))
+    return found
+
+
+def _decoded_text(run: str) -> str | None:
+    """`run` decoded from base64 (standard or URL-safe) when that gives printable text, else None."""
+    alphabet = "-_" if "-" in run or "_" in run else None
+    if alphabet and ("+" in run or "/" in run):
+        return None
+    head = run[:64]
+    try:
+        sample = base64.b64decode(head + "=" * (-len(head) % 4), altchars=b"-_" if alphabet else None)
+    except (binascii.Error, ValueError):
+        return None
+    if not sample or sum(32 <= b < 127 or b in (9, 10, 13) for b in sample) < 0.95 * len(sample):
+        return None
+    try:
+        body = base64.b64decode(run + "=" * (-len(run) % 4), altchars=b"-_" if alphabet else None)
+        return body.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+__all__ = ["MIN_SECRET_TEXT", "find_secrets", "lower", "merge"]

@@ -1,0 +1,128 @@
+"""The joined text that secrets are looked for in: pieces a secret was cut into, put back together.
+
+A secret reaches a trace cut in pieces more often than whole: a shell line continuation (`sk-ant-\\`
+newline `api03…`), string literals joined by implicit concatenation or `+` / `.` (`"sk_live_" "51H…"`,
+also inside an escaped JSON string), the line-number prefixes of a file read (`    12→`, `12\\t`) between
+the lines of a key, a PEM block or a `.env` value. `joined_view(text)` removes those seams and keeps
+a map from each character of the view back to the text, so a secret found in the view replaces the
+whole stretch of the text it came from, seams included. It returns None when there is no seam
+(nearly always), and costs a few substring searches then.
+
+`wrapped_span` joins a token that a terminal wrapped onto the next line (the continuation must start
+the next line and look random: a digit, or mixed case), for a rule's pattern to be tried on.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from habitus.core.lazyre import lazy_re
+
+_NUMBERED_LINE = lazy_re(r"(?m)^ *\d{1,7}(?:→|\t)")
+_CONTINUATION = lazy_re(r"\\\r?\n[ \t]*")
+# A closing quote, an operator or a line break, and the next literal's opening quote (escaped or not).
+_JUNCTION = lazy_re(r"(?<=[^\s\"'\\])(\\?[\"'])(?=[ \t+.\r\n])[ \t]*(?:[+.][ \t]*)?(?:\r?\n[ \t]*(?:[+.][ \t]*)?)?\1")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]+")
+MAX_WRAPPED_LINES = 8
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """`text` with seams removed; `original_span` maps a span of the view back to the text it came from."""
+
+    text: str
+    starts: list[int]  # offsets in the view where a kept stretch begins
+    origins: list[int]  # where that stretch begins in the original text
+
+    def original(self, offset: int) -> int:
+        at = bisect.bisect_right(self.starts, offset) - 1
+        return self.origins[at] + offset - self.starts[at]
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        return self.original(start), self.original(max(start, end - 1)) + 1
+
+
+def _view(text: str, removed: list[tuple[int, int]]) -> View:
+    starts, origins, pieces = [], [], []
+    position = length = 0
+    for start, end in sorted(removed):
+        if start > position:
+            starts.append(length)
+            origins.append(position)
+            pieces.append(text[position:start])
+            length += start - position
+        position = max(position, end)
+    starts.append(length)
+    origins.append(position)
+    pieces.append(text[position:])
+    return View("".join(pieces), starts, origins)
+
+
+def _numbered_prefixes(text: str) -> list[tuple[int, int]]:
+    """The line-number prefixes of a numbered listing (most of its lines carry one), else none."""
+    if "→" not in text and "\t" not in text:
+        return []
+    prefixes = [m.span() for m in _NUMBERED_LINE.finditer(text)]
+    lines = text.count("\n") + 1
+    return prefixes if len(prefixes) >= 2 and len(prefixes) >= 0.6 * lines else []
+
+
+def _seams(text: str) -> list[tuple[int, int]]:
+    seams = []
+    if "\\\n" in text or "\\\r\n" in text:
+        seams += [m.span() for m in _CONTINUATION.finditer(text)]
+    if "'" in text or '"' in text:
+        seams += [(m.start(), m.end()) for m in _JUNCTION.finditer(text)]
+    return seams
+
+
+def joined_view(text: str) -> View | None:
+    """The view of `text` with its seams removed (see the module docstring), or None when it has none."""
+    prefixes = _numbered_prefixes(text)
+    first = _view(text, prefixes) if prefixes else None
+    inner = _seams(first.text if first else text)
+    if not prefixes and not inner:
+        return None
+    if first is not None:  # seams were found between numbered lines: map them back through the first view
+        inner = [first.original_span(start, end) for start, end in inner]
+    return _view(text, prefixes + inner)
+
+
+def _looks_random(piece: str) -> bool:
+    if any(c.isdigit() for c in piece):
+        return True
+    has_upper, has_lower = any(c.isupper() for c in piece), any(c.islower() for c in piece)
+    return len(piece) >= 6 and has_upper and has_lower and not (piece[0].isupper() and piece[1:].islower())
+
+
+def wrapped_span(text: str, start: int, match_at: Callable[[str], int]) -> int | None:
+    """End of a token starting at `start` that runs on past one or more line breaks, or None.
+
+    `match_at(joined)` is the end of the rule's match at the start of `joined` (0: none); the token is
+    taken as wrapped when joining the next line's leading run makes the match longer than the line.
+    """
+    run = _TOKEN_RUN.match(text, start)
+    if run is None:
+        return None
+    joined, stop, found = run.group(), run.end(), None
+    for _ in range(MAX_WRAPPED_LINES):
+        if stop >= len(text) or text[stop] not in "\r\n":
+            break
+        after = stop + (2 if text.startswith("\r\n", stop) else 1)
+        more = _TOKEN_RUN.match(text, after)
+        if more is None or not _looks_random(more.group()):
+            break
+        longer = joined + more.group()
+        end = match_at(longer)
+        if end <= len(joined):
+            break
+        stop, joined, found = after + end - len(joined), longer, after + end - len(joined)
+        if end < len(longer):
+            break
+    return found
+
+
+__all__ = ["View", "joined_view", "wrapped_span"]
