@@ -9,8 +9,10 @@
   literal after a strong name, only a random-looking one after a weak name.
 - `webhook_findings`: the secret path of a webhook URL (`…/hooks/<random>`, `…/webhooks/<id>/<random>`).
 - `prefixed_token_findings`: a token of an unknown provider — a short prefix and a separator
-  (`gsk_`, `xai-`, `tskey-auth-`) before 28 or more random, non-hex characters; hex and short
-  tails are left to the provider rules, as ids (`toolu_…`, `resp_<hex>`) look the same.
+  (`gsk_`, `xai-`, `tskey-auth-`) before a run of 28 or more random, non-hex alphanumerics with
+  three or more digits (a generated key has them; `TestRun_IntegrationSyncOverSSHShimV2` not); hex and
+  shorter runs are left to the provider rules, as ids (`toolu_…`, `resp_<hex>`, UUIDs, cache keys
+  with a hash) look the same.
 
 All of them return `Finding`s (offsets in the text given) and leave placeholders alone.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from habitus.capture.secret_names import literal_value, looks_random, secret_name_strength, shannon_entropy
+from habitus.capture.secret_names import literal_value, looks_random, prose, secret_name_strength, shannon_entropy
 from habitus.capture.secret_rulebook import Finding
 from habitus.core.lazyre import lazy_re
 
@@ -35,10 +37,13 @@ _ASSIGN = lazy_re(
     r"|(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,300})(?P=q)"
     r"|(?P<bare>[^\s\"'`,;)}\]<>&][^\s\"'`,;)}\]<>&]*))")
 _LINE_START = lazy_re(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
+_IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
+_CODE_VALUE = lazy_re(r"[A-Za-z_*&][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _SPACE_BEFORE = lazy_re(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|aws configure set)[ \t]+$")
 _WEBHOOK = lazy_re(r"https?://[^\s\"'<>`]*?/(?:webhooks?|hooks|hook)/(?P<path>[^\s\"'<>`?#)]+)", re.IGNORECASE)
-_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9_\-]{30,}")
-_PREFIX = lazy_re(r"[A-Za-z][A-Za-z0-9]{0,9}(?:[_\-][A-Za-z0-9]{1,9}){0,3}?[_\-]")
+_LONG_SEGMENT = lazy_re(r"[_\-](?=[A-Za-z0-9]{28})[A-Za-z0-9]+")
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_PREFIX = lazy_re(r"[A-Za-z][A-Za-z0-9]{0,9}(?:[_\-][A-Za-z0-9]{1,9}){0,3}[_\-]")
 _HEXISH = lazy_re(r"[0-9a-fA-F_\-]+")
 _HASH_PREFIXES = ("sha", "md5", "h1", "blake", "crc", "git", "commit", "rev", "uuid", "guid", "id")
 
@@ -51,14 +56,25 @@ def _name_bounds(text: str, lower: str, hit: int) -> tuple[int, int]:
     return start, end
 
 
-def _value_span(text: str, match: re.Match[str], start: int, strength: int) -> tuple[int, int]:
+def _value_span(text: str, match: re.Match[str], start: int, strength: int) -> tuple[int, int] | None:
     group = next(g for g in ("escaped", "quoted", "bare") if match.group(g) is not None)
     value_start, value_end = match.start(group), match.end(group)
-    if group == "bare" and strength >= 2 and match.group("op") in ("=", ":") \
-            and _LINE_START.search(text, max(0, start - 80), start):
+    if group != "bare":
+        return value_start, value_end
+    escape = text.find("\\", value_start, value_end)  # JSON-escaped text: the value ends where `\n`, `\"` begin
+    if escape == value_start:
+        return None
+    if escape != -1:
+        value_end = escape
+    if _code_reference(text, text[value_start:value_end], value_end, start, match.group("op")):
+        return None
+    if strength >= 2 and match.group("op") in ("=", ":") and _LINE_START.search(text, max(0, start - 80), start):
         line_end = text.find("\n", value_start)  # `.env` / YAML: a password runs to the end of its line
-        value_end = len(text) if line_end == -1 else line_end
-        value_end = value_start + len(text[value_start:value_end][:300].rstrip())
+        line_end = len(text) if line_end == -1 else line_end
+        rest = text[value_start:line_end][:300].rstrip()
+        if prose(rest):
+            return None
+        value_end = value_start + len(rest)
     return value_start, value_end
 
 
@@ -67,12 +83,28 @@ def _operator_allowed(text: str, match: re.Match[str], start: int, quoted_name: 
     if op == ":" and text.startswith("//", match.end("op")):
         return False  # a URL's scheme, not a value
     if op == ",":  # `define('DB_PASSWORD', 'x')`, `setenv("TOKEN", "x")`; not `key, value` in prose
-        return quoted_name and match.group("bare") is None
+        opened = text[:start - 1].rstrip()[-1:]  # the name is a call's first argument
+        return quoted_name and match.group("bare") is None and match.group("q") != "`" and opened == "("
     if op == ">":
         return start > 0 and text[start - 1] == "<"  # <password>x</password>
     if op.strip() == "":  # a space: a flag's value, or `ENV NAME value`
         return flag or _SPACE_BEFORE.search(text, max(0, start - 40), start) is not None
     return True
+
+
+def _code_reference(text: str, value: str, value_end: int, name_start: int, op: str) -> bool:
+    """An unquoted value that is code: the next flag, or a variable (`Password: password,`, `s.pass = pwd`)."""
+    if value.startswith("-") and op.strip() == "":
+        return True
+    follows = text[value_end:value_end + 1]
+    if op == ":=" and _CODE_VALUE.fullmatch(value) is not None:
+        return True  # Go: `secret := range …`
+    if _CODE_VALUE.fullmatch(value) is not None and follows in (",", ")", "}", ";", "("):
+        return True  # a Go/JS struct field or an argument: `Password: e.Token,`
+    if _IDENTIFIER.fullmatch(value) is None or (_LINE_START.search(text, max(0, name_start - 80), name_start)
+                                                and op == "="):
+        return False  # `.env` lines hold literals
+    return follows in (",", ")", "}", ";") or any(word in value.lower() for word in SEEDS)
 
 
 def assignment_findings(text: str, lower: str, seeds: list[int]) -> list[Finding]:
@@ -95,10 +127,11 @@ def assignment_findings(text: str, lower: str, seeds: list[int]) -> list[Finding
         strength = secret_name_strength(name, flag=flag)
         if not strength:
             continue
-        value_start, value_end = _value_span(text, match, start, strength)
+        span = _value_span(text, match, start, strength)
+        if span is None:
+            continue
+        value_start, value_end = span
         value = text[value_start:value_end]
-        if flag and match.group("bare") is not None and value.startswith("-"):
-            continue  # the next flag, not a value
         if not literal_value(value, strength):
             continue
         found.append(Finding(value_start, value_end, ASSIGNMENT))
@@ -127,17 +160,23 @@ def _mixed(segment: str) -> bool:
 def prefixed_token_findings(text: str) -> list[Finding]:
     """Tokens of providers no rule knows (see the module docstring)."""
     found = []
-    for run in _RUN.finditer(text):
-        token = run.group()
-        prefix = _PREFIX.match(token)
-        if prefix is None or prefix.group().lower().startswith(_HASH_PREFIXES):
+    for match in _LONG_SEGMENT.finditer(text):  # a separator before 28+ alphanumerics: rare, and fast to find
+        separator = match.start()
+        start = separator
+        while start > 0 and text[start - 1] in _TOKEN_CHARS and separator - start < 30:
+            start -= 1
+        prefix = text[start:separator + 1]
+        if _PREFIX.fullmatch(prefix) is None or prefix.lower().startswith(_HASH_PREFIXES):
             continue
-        tail = token[prefix.end():]
-        if len(tail) < 28 or _HEXISH.fullmatch(tail) or not any(c.isdigit() for c in tail):
+        if start and text[start - 1] in _TOKEN_CHARS:
+            continue  # part of a longer word
+        tail = match.group()[1:]
+        if _HEXISH.fullmatch(tail) or sum(c.isdigit() for c in tail) < 3 or not looks_random(tail):
             continue
-        if not any(c.isalpha() for c in tail) or not looks_random(tail):
-            continue
-        found.append(Finding(run.start(), run.end(), "prefixed_token"))
+        end = match.end()
+        while end < len(text) and text[end] in _TOKEN_CHARS:
+            end += 1
+        found.append(Finding(start, end, "prefixed_token"))
     return found
 
 

@@ -35,6 +35,17 @@ DESCRIPTORS = frozenset({
     "usage", "budget", "counter", "estimate", "window", "source", "sources", "store", "helper", "command", "cmd",
     "flag", "option", "options", "rule", "rules", "schema", "validator", "validation", "changed", "expired", "missing",
     "invalid", "set", "exists", "present", "configured", "status", "state", "check", "test", "tests", "spec",
+    "thru", "through", "host", "hosts", "domain", "port", "username", "email", "scope", "scopes", "method",
+    "methods", "issuer", "audience", "cache", "default", "defaults", "example", "examples", "doc", "docs",
+})
+# Words a made-up value is built from (`helper-secret`, `OAUTH-TOKEN-TEXT`, `test-token`, `REDACTED`): a value
+# made of these alone is a fixture or a placeholder, not a credential.
+FIXTURE_WORDS = frozenset({
+    "test", "testing", "fake", "dummy", "example", "sample", "mock", "placeholder", "invalid", "expired", "wrong",
+    "bad", "good", "valid", "helper", "changeme", "changeit", "redacted", "hidden", "masked", "secret", "secrets",
+    "token", "password", "passwd", "pass", "pwd", "key", "api", "auth", "oauth", "text", "value", "string", "here",
+    "your", "my", "some", "user", "admin", "root", "default", "demo", "dev", "local", "foo", "bar", "baz", "qux",
+    "abc", "xyz", "new", "old", "none", "empty", "bearer", "basic", "access", "refresh", "client", "id",
 })
 # `key` after these is a record's or a keyboard's key, not a credential (gitleaks' generic allowlist too).
 PLAIN_KEYS = frozenset({"primary", "foreign", "sort", "partition", "cache", "dict", "map", "lookup", "row", "unique",
@@ -70,8 +81,8 @@ def _parts(name: str) -> list[str]:
 def _word_strength(parts: list[str], at: int, flag: bool) -> int:
     """Strength of the secret word `parts[at]` given the word before it."""
     word, before = parts[at], parts[at - 1] if at else ""
-    if word in ("pass", "pwd"):  # `PASS: TestFoo`, `PWD=/home/x`, `tmpl.AbsolutePWD`: only a login's is a secret
-        return 2 if flag or before in LOGIN_QUALIFIERS else 1
+    if word in ("pass", "pwd"):  # `PASS: TestFoo`, `PWD=/home/x`, `--pwd DIR`: only a login's is a secret
+        return 2 if (flag and word == "pass") or before in LOGIN_QUALIFIERS else 1
     if word.endswith("pass"):
         return 0 if word in PASS_WORDS else 2  # SSHPASS, storepass, PGPASS
     if word in ("credential", "credentials", "creds", "secrets"):  # `credentials: "same-origin"`, `secrets: inherit`
@@ -113,14 +124,19 @@ def secret_name_strength(name: str, *, flag: bool = False) -> int:
 _PLACEHOLDER = lazy_re(
     r"^(?:\$?\{\{.*|\$\{.*|\$\(.*|`.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|%[A-Za-z_]+%|<[^>]*>|\{\{[^}]*\}\}|\{[^}]*\}"
     r"|\*{3,}|x{4,}|X{4,}|\.{3}|…|\[REDACTED.*|None|null|nil|true|false|True|False|undefined|str|string|String"
-    r"|bytes|bool|int|number|any|inherit|Optional\[.*|SecretStr|getpass\(.*"
+    r"|bytes|bool|int|number|any|inherit|Optional\[.*|SecretStr|getpass\(.*|%[-+# 0-9.]*[a-zA-Z]\\?"
     r"|(?:os\.|process\.env|env\.|self\.|this\.|getenv|ENV\[).*)$")
 # `customModel.api_key`, `getToken()`, `config["key"]`, `request.form['password']`: an expression, not a literal.
 _CODE_REFERENCE = lazy_re(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?$|^[A-Za-z_]\w*[(\[]")
 _AUTH_SCHEME = lazy_re(r"^(?:Bearer|Basic|Token|Digest|Bot)\s+", re.IGNORECASE)
 _ALPHA_RUN = lazy_re(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _VOWEL = lazy_re(r"[aeiouyAEIOUY]")
+_CONSONANTS = lazy_re(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5}")
 _DIGIT_RUN = lazy_re(r"[0-9]+")
+_SEGMENT_SPLIT = lazy_re(r"[^A-Za-z0-9]+")
+_PIECES = lazy_re(r"[_\-.:/]+")
+_PROSE_WORDS = frozenset({"your", "the", "a", "an", "my", "this", "that", "with", "from", "to", "of", "for", "here",
+                          "which", "when", "is", "are", "use", "enter", "see", "set", "and", "or", "not", "in"})
 
 
 def shannon_entropy(text: str) -> float:
@@ -136,19 +152,28 @@ def is_placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER.match(value))
 
 
+def _words_in(segment: str) -> bool:
+    runs = _ALPHA_RUN.findall(segment)
+    letters = sum(len(run) for run in runs)
+    if not letters or letters / len(runs) < 2.5 or len(_DIGIT_RUN.findall(segment)) > 2:
+        return False
+    odd = sum(len(run) for run in runs if len(run) >= 4 and not (run.isupper() and len(run) <= 6)
+              and (not _VOWEL.search(run) or _CONSONANTS.search(run)))
+    return odd <= 0.3 * letters  # `Fsck` in a test name; acronyms (`HTTP`, `TLS`) aside
+
+
 def word_like(value: str) -> bool:
     """Made of words (`TestSyncMirrors`, `tests/test_api.py::test_x`, `same-origin`), not of random characters.
 
-    Words come in runs of letters (split at case changes) 2.5 or more long on average, a quarter or
-    more of them vowels, with at most two numbers (`x86_64`); random characters break into runs of one
-    or two letters, one in five a vowel, with digits strewn between.
+    Each stretch between punctuation longer than four characters is judged: words come in runs of
+    letters (split at case changes) 2.5 or more long on average, nearly every run of four or more
+    (acronyms aside) with a vowel and without five consonants in a row, with at most two numbers (`x86_64`); random characters break into
+    short runs with digits strewn between, or pile up consonants. Seven in ten of the judged
+    characters must be words.
     """
-    runs = _ALPHA_RUN.findall(value)
-    letters = sum(len(run) for run in runs)
-    if not letters:
-        return False
-    vowels = len(_VOWEL.findall(value))
-    return letters / len(runs) >= 2.5 and vowels >= 0.25 * letters and len(_DIGIT_RUN.findall(value)) <= 2
+    segments = [s for s in _SEGMENT_SPLIT.split(value) if len(s) > 4] or [value]
+    judged = sum(map(len, segments))
+    return sum(len(s) for s in segments if _words_in(s)) >= 0.7 * judged
 
 
 def looks_random(value: str) -> bool:
@@ -159,7 +184,23 @@ def looks_random(value: str) -> bool:
         return False
     if value.count("/") >= 2 and not any(c.isdigit() for c in value.replace("/", "")[:8]):
         return False  # a path
+    if max(map(len, _PIECES.split(value))) < 12:
+        return False  # an id of short pieces (`sig_feat-config-3d18bcf3a8_f1698d9b8d`), not one generated run
     return shannon_entropy(value) >= RANDOM_BITS
+
+
+def prose(value: str) -> bool:
+    """Words of a sentence (`your Entire token`), not a passphrase (`correct horse battery staple`)."""
+    words = value.lower().split()
+    return len(words) >= 2 and any(w in _PROSE_WORDS for w in words)
+
+
+def fixture_value(value: str) -> bool:
+    """A made-up value: its words all from `FIXTURE_WORDS`, at most three digits (`test-token`, `pass`)."""
+    words = [w.lower() for w in _ALPHA_RUN.findall(value)]
+    digits = sum(c.isdigit() for c in value)
+    return bool(words) and digits <= 3 and all(w in FIXTURE_WORDS for w in words) \
+        and sum(map(len, words)) + digits >= 0.6 * len(value)
 
 
 def literal_value(value: str, strength: int) -> bool:
@@ -167,12 +208,12 @@ def literal_value(value: str, strength: int) -> bool:
     value = _AUTH_SCHEME.sub("", value, count=1)
     if value.lower() in ("bearer", "basic", "token", "digest", "bot"):  # the scheme word before a redacted value
         return False
-    if not value or _PLACEHOLDER.match(value) or _CODE_REFERENCE.match(value):
+    if not value or _PLACEHOLDER.match(value) or _CODE_REFERENCE.match(value) or fixture_value(value):
         return False
     if strength >= 2:
-        return len(value) >= 3
+        return sum(c.isalnum() for c in value) >= 3
     return looks_random(value)
 
 
-__all__ = ["is_placeholder", "literal_value", "looks_random", "secret_name_strength", "shannon_entropy",
+__all__ = ["fixture_value", "is_placeholder", "prose", "literal_value", "looks_random", "secret_name_strength", "shannon_entropy",
            "word_like"]

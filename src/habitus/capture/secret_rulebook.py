@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from habitus.capture.secret_names import shannon_entropy
+from habitus.capture.secret_names import fixture_value, looks_random, shannon_entropy
 
 # gitleaks' end-of-token check, as translated: a quote, space or `;` after the token, or the end.
 _TERMINATOR = "(?:[\\x60'\"\\s;]|\\\\[nr]|\\Z)"
@@ -92,6 +92,8 @@ def _finding(index: int, rule: dict[str, Any], match: re.Match[str], text: str) 
     if span[0] < 0 or span[1] <= span[0]:
         return None
     secret = text[span[0]:span[1]]
+    if fixture_value(secret.strip("\"'")):
+        return None  # `Bearer test-token`, `password = "helper-secret"`: made up, not a credential
     if rule["entropy"]:
         if shannon_entropy(secret) <= rule["entropy"]:
             return None
@@ -108,6 +110,19 @@ def _finding(index: int, rule: dict[str, Any], match: re.Match[str], text: str) 
 
 def anchored_pattern(index: int) -> re.Pattern[str] | None:
     return _compiled(index)[1]
+
+
+@functools.cache
+def _loose(index: int) -> re.Pattern[str]:
+    """A token rule's anchored pattern without its end-of-token check: for a key longer than its usual length."""
+    regex = rules()[index]["anchored"].replace(_TERMINATOR, "")
+    return re.compile(regex[:-2] if regex.endswith("\\b") else regex, re.ASCII)
+
+
+def _token_end(text: str, end: int) -> int:
+    while end < len(text) and (text[end].isalnum() or text[end] in "_-") and text[end].isascii():
+        end += 1
+    return end
 
 
 @functools.cache
@@ -129,6 +144,13 @@ def rule_findings(index: int, text: str, hits: list[int]) -> list[Finding]:
             if hit < last_end:
                 continue
             match = anchored.match(text, hit)
+            if match is None and is_token_rule(index):
+                match = _loose(index).match(text, hit)  # the token runs on past the rule's length: take it all
+                finding = _finding(index, rule, match, text) if match is not None else None
+                if finding is not None and looks_random(text[finding.start:_token_end(text, finding.end)]):
+                    found.append(Finding(finding.start, _token_end(text, finding.end), finding.kind))
+                    last_end = found[-1].end
+                continue
             if match is not None:
                 last_end = match.end()
                 finding = _finding(index, rule, match, text)

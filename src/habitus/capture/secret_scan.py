@@ -12,7 +12,8 @@ context checks. Then:
   joined across a terminal line break (`secret_views.wrapped_span`);
 - values after secret names, flags, webhook paths, tokens with unknown prefixes (`secret_context`);
 - base64 runs that decode to text holding a secret (a base64-wrapped PEM key or JSON credential):
-  the whole run goes.
+  the whole run goes. Runs are decoded only in a text where one starts like base64 of `-----BEGIN`
+  or of a JSON object (`BASE64_MARKERS`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import ahocorasick
@@ -38,9 +41,25 @@ _HOOK = "hook"
 _MARKER = lazy_re(r"\[REDACTED:[a-z0-9_]+\]")
 
 
+# Where a base64 run holding a PEM block or a JSON object starts (`-----BEGIN` at each of the three
+# alignments, `{"`, `{\n`, `{\r\n`, `{ `, `[{"`): only then are base64 runs decoded.
+BASE64_MARKERS = ("LS0tLS1CRUdJTi", "0tLS0tQkVHSU4", "tLS0tLUJFR0lO", "eyJ", "ewo", "ew0K", "eyB", "W3si")
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    """What one word of the keyword pass stands for."""
+
+    length: int
+    triggers: frozenset[int]  # rules this keyword enables
+    anchors: frozenset[int]  # rules whose match can start here
+    seed: bool  # a secret-name word for the context checks
+    hook: bool
+    base64: str | None  # the marker (in its case) when a base64 run may start here
+
+
 @functools.cache
 def _automaton() -> Any:
-    """Keyword → (length, rules it triggers, rules anchored at it, whether it is a seed)."""
     triggers: dict[str, set[int]] = {}
     anchors: dict[str, set[int]] = {}
     for index, rule in enumerate(book.rules()):
@@ -48,10 +67,12 @@ def _automaton() -> Any:
             triggers.setdefault(keyword, set()).add(index)
         for anchor in rule["anchors"] if rule["anchored"] else ():
             anchors.setdefault(anchor, set()).add(index)
+    markers = {m.lower(): m for m in BASE64_MARKERS}
     automaton = ahocorasick.Automaton()
-    for word in set(triggers) | set(anchors) | set(SEEDS) | {_HOOK}:
-        automaton.add_word(word, (len(word), frozenset(triggers.get(word, ())), frozenset(anchors.get(word, ())),
-                                  word in SEEDS, word == _HOOK))
+    for word in set(triggers) | set(anchors) | set(SEEDS) | {_HOOK} | set(markers):
+        automaton.add_word(word, _Word(len(word), frozenset(triggers.get(word, ())),
+                                       frozenset(anchors.get(word, ())), word in SEEDS, word == _HOOK,
+                                       markers.get(word)))
     automaton.make_automaton()
     return automaton
 
@@ -95,21 +116,25 @@ def merge(findings: list[Finding]) -> list[Finding]:
 def _scan(text: str, context: str, depth: int) -> list[Finding]:
     lowered = lower(text)
     automaton = _automaton()
+    ends: dict[_Word, list[int]] = defaultdict(list)
+    for end, word in automaton.iter(lowered):  # the one per-hit step: keep it to an append
+        ends[word].append(end)
     triggered: set[int] = set()
-    anchor_hits: dict[int, list[int]] = {}
+    anchor_hits: dict[int, list[int]] = defaultdict(list)
     seeds: list[int] = []
-    hooks = False
-    for end, (length, triggers, anchored, is_seed, is_hook) in automaton.iter(lowered):
-        start = end - length + 1
-        triggered |= triggers
-        for index in anchored:
-            anchor_hits.setdefault(index, []).append(start)
-        if is_seed:
-            seeds.append(start)
-        hooks = hooks or is_hook
+    encoded = False
+    for word, positions in ends.items():
+        triggered |= word.triggers
+        starts = [end - word.length + 1 for end in positions]
+        for index in word.anchors:
+            anchor_hits[index] += starts
+        if word.seed:
+            seeds += starts
+        if word.base64 and not encoded:
+            encoded = any(text.startswith(word.base64, start) and _run_starts(text, start) for start in starts)
     if context:
-        for _, (_, triggers, _, _, _) in automaton.iter(lower(context)):
-            triggered |= triggers
+        for _, word in automaton.iter(lower(context)):
+            triggered |= word.triggers
     found: list[Finding] = []
     for index in triggered:
         hits = anchor_hits.get(index, [])
@@ -120,12 +145,16 @@ def _scan(text: str, context: str, depth: int) -> list[Finding]:
             found += _wrapped(index, text, hits)
     if seeds:
         found += assignment_findings(text, lowered, seeds)
-    if hooks:
+    if any(word.hook for word in ends):
         found += webhook_findings(text)
     found += prefixed_token_findings(text)
-    if depth < MAX_DEPTH:
+    if encoded and depth < MAX_DEPTH:
         found += _encoded(text, depth)
     return found
+
+
+def _run_starts(text: str, start: int) -> bool:
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "+/=_-")
 
 
 def _wrapped(index: int, text: str, hits: list[int]) -> list[Finding]:

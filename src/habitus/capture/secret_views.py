@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from habitus.core.lazyre import lazy_re
 
 _NUMBERED_LINE = lazy_re(r"(?m)^ *\d{1,7}(?:→|\t)")
+_NUMBERED_NEXT = lazy_re(r"\n *\d{1,7}(?:→|\t)")  # a literal first character: a fast scan
 _CONTINUATION = lazy_re(r"\\\r?\n[ \t]*")
-# A closing quote, an operator or a line break, and the next literal's opening quote (escaped or not).
-_JUNCTION = lazy_re(r"(?<=[^\s\"'\\])(\\?[\"'])(?=[ \t+.\r\n])[ \t]*(?:[+.][ \t]*)?(?:\r?\n[ \t]*(?:[+.][ \t]*)?)?\1")
+# A closing quote, an operator or a line break, and the next literal's opening quote (escaped or not). It
+# starts with the quote, a literal character `re` scans for fast; the rest is checked in `_junctions`.
+_JUNCTION = lazy_re(r"[\"'](?=[ \t+.\r\n])[ \t]*(?:[+.][ \t]*)?(?:\r?\n[ \t]*(?:[+.][ \t]*)?)?\\?[\"']")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]+")
 MAX_WRAPPED_LINES = 8
 
@@ -63,9 +65,11 @@ def _view(text: str, removed: list[tuple[int, int]]) -> View:
 
 def _numbered_prefixes(text: str) -> list[tuple[int, int]]:
     """The line-number prefixes of a numbered listing (most of its lines carry one), else none."""
-    if "→" not in text and "\t" not in text:
-        return []
-    prefixes = [m.span() for m in _NUMBERED_LINE.finditer(text)]
+    if ("→" not in text and "\t" not in text) or _NUMBERED_LINE.search(text, 0, 1000) is None:
+        return []  # a listing is numbered from its first lines on
+    first = _NUMBERED_LINE.search(text, 0, 1000)
+    assert first is not None
+    prefixes = [first.span()] + [(m.start() + 1, m.end()) for m in _NUMBERED_NEXT.finditer(text, first.end())]
     lines = text.count("\n") + 1
     return prefixes if len(prefixes) >= 2 and len(prefixes) >= 0.6 * lines else []
 
@@ -75,8 +79,23 @@ def _seams(text: str) -> list[tuple[int, int]]:
     if "\\\n" in text or "\\\r\n" in text:
         seams += [m.span() for m in _CONTINUATION.finditer(text)]
     if "'" in text or '"' in text:
-        seams += [(m.start(), m.end()) for m in _JUNCTION.finditer(text)]
+        seams += _junctions(text)
     return seams
+
+
+def _junctions(text: str) -> list[tuple[int, int]]:
+    """Seams between two string literals: `"a" "b"`, `"a" + "b"`, `\\"a\\" + \\"b\\"`, across a line break too."""
+    found = []
+    for match in _JUNCTION.finditer(text):
+        start, end = match.span()
+        quote, escaped = text[start], start > 0 and text[start - 1] == "\\"
+        if text[end - 1] != quote or escaped != (text[end - 2] == "\\"):
+            continue  # not the same kind of quote on both sides
+        before = start - 1 if escaped else start
+        if before == 0 or text[before - 1] in " \t\r\n\"'\\":
+            continue  # an empty literal or an opening quote, not the end of a literal
+        found.append((before, end))
+    return found
 
 
 def joined_view(text: str) -> View | None:
