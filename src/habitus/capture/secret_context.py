@@ -38,6 +38,7 @@ _ASSIGN = lazy_re(
     r"|(?P<bare>[^\s\"'`,;)}\]<>&][^\s\"'`,;)}\]<>&]*))")
 _LINE_START = lazy_re(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
 _IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
+_JOINED_CODE = lazy_re(r"\s*[+.,)]")
 _CODE_VALUE = lazy_re(r"[A-Za-z_*&][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _SPACE_BEFORE = lazy_re(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|aws configure set)[ \t]+$")
 _WEBHOOK = lazy_re(r"https?://[^\s\"'<>`]*?/(?:webhooks?|hooks|hook)/(?P<path>[^\s\"'<>`?#)]+)", re.IGNORECASE)
@@ -60,6 +61,9 @@ def _value_span(text: str, match: re.Match[str], start: int, strength: int) -> t
     group = next(g for g in ("escaped", "quoted", "bare") if match.group(g) is not None)
     value_start, value_end = match.start(group), match.end(group)
     if group != "bare":
+        value = match.group(group)
+        if _JOINED_CODE.match(value) or prose(value):
+            return None  # `"password=" + password + "…"`: the quote closed a literal; or a sentence in quotes
         return value_start, value_end
     escape = text.find("\\", value_start, value_end)  # JSON-escaped text: the value ends where `\n`, `\"` begin
     if escape == value_start:

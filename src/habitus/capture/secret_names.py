@@ -69,6 +69,7 @@ PASS_WORDS = frozenset({"bypass", "compass", "surpass", "overpass", "underpass",
 GLUED_KEYS = ("apikey", "secretkey", "accesskey", "privatekey", "masterkey", "licensekey", "authkey", "sessionkey",
               "signingkey", "encryptionkey", "hmackey", "clientkey", "appkey", "accountkey", "serverkey", "userkey")
 _PART = lazy_re(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_CAMEL = lazy_re(r"[a-z][A-Z]")
 
 RANDOM_BITS = 3.0  # bits per character: what a random token of 16+ characters reaches and prose does not
 MIN_RANDOM = 16  # shorter values after a weak name are too ambiguous to call secrets
@@ -110,10 +111,14 @@ def secret_name_strength(name: str, *, flag: bool = False) -> int:
     parts = _parts(name.rsplit(".", 1)[-1] if "." in name.strip(".") else name)  # `flags.PWD`: the last part
     while parts and parts[-1].isdigit():
         parts.pop()
+    camel = _CAMEL.search(name) is not None
     for at in range(len(parts) - 1, -1, -1):
         strength = _word_strength(parts, at, flag)
         if strength:
-            return 0 if any(p in DESCRIPTORS for p in parts[at + 1:]) else strength
+            tail = parts[at + 1:]
+            if any(p in DESCRIPTORS for p in tail) or (camel and len(tail) >= 2):
+                return 0  # `PASSWORD_MIN_LENGTH`; `TestHelperCredsOnAnonymous`: a name about the secret
+            return strength
         if parts[at] in DESCRIPTORS:
             return 0  # `token_url_prod`: the secret word comes before a descriptor
     return 0
@@ -136,7 +141,8 @@ _DIGIT_RUN = lazy_re(r"[0-9]+")
 _SEGMENT_SPLIT = lazy_re(r"[^A-Za-z0-9]+")
 _PIECES = lazy_re(r"[_\-.:/]+")
 _PROSE_WORDS = frozenset({"your", "the", "a", "an", "my", "this", "that", "with", "from", "to", "of", "for", "here",
-                          "which", "when", "is", "are", "use", "enter", "see", "set", "and", "or", "not", "in"})
+                          "which", "when", "is", "are", "use", "enter", "see", "set", "and", "or", "not", "in",
+                          "on", "no", "by", "as", "at", "it", "be", "if"})
 
 
 def shannon_entropy(text: str) -> float:
