@@ -15,13 +15,13 @@ the next line and look random: a digit, or mixed case), for a rule's pattern to 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from habitus.core.lazyre import lazy_re
 
-_NUMBERED_LINE = lazy_re(r"(?m)^ *\d{1,7}(?:→|\t)")
+_NUMBERED_LINE = lazy_re(r" *\d{1,7}(?:→|\t)")
 _NUMBERED_NEXT = lazy_re(r"\n *\d{1,7}(?:→|\t)")  # a literal first character: a fast scan
 _CONTINUATION = lazy_re(r"\\\r?\n[ \t]*")
 # A closing quote, an operator or a line break, and the next literal's opening quote (escaped or not). It
@@ -31,54 +31,78 @@ _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]+")
 MAX_WRAPPED_LINES = 8
 
 
-@dataclass(frozen=True, slots=True)
 class View:
     """`text` with seams removed; `original_span` maps a span of the view back to the text it came from."""
 
-    text: str
-    starts: list[int]  # offsets in the view where a kept stretch begins
-    origins: list[int]  # where that stretch begins in the original text
+    def __init__(self, text: str, removed: list[tuple[int, int]] | Callable[[], list[tuple[int, int]]]) -> None:
+        self.text = text
+        self._removed = removed  # sorted, non-overlapping spans of the original text left out (or how to find them)
+        self._map: tuple[list[int], list[int]] | None = None
+
+    def removed(self) -> list[tuple[int, int]]:
+        if callable(self._removed):
+            self._removed = self._removed()
+        return self._removed
+
+    def _offsets(self) -> tuple[list[int], list[int]]:
+        """(where each kept stretch starts in the view, where it starts in the text), built on first use."""
+        if self._map is None:
+            removed = self.removed()
+            origins = [0] + [end for _, end in removed]
+            lengths = [start - origin for origin, (start, _) in zip(origins, removed, strict=False)]
+            self._map = ([0, *itertools.accumulate(lengths)], origins)
+        return self._map
 
     def original(self, offset: int) -> int:
-        at = bisect.bisect_right(self.starts, offset) - 1
-        return self.origins[at] + offset - self.starts[at]
+        starts, origins = self._offsets()
+        at = bisect.bisect_right(starts, offset) - 1
+        return origins[at] + offset - starts[at]
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         return self.original(start), self.original(max(start, end - 1)) + 1
 
 
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def _view(text: str, removed: list[tuple[int, int]]) -> View:
-    starts, origins, pieces = [], [], []
-    position = length = 0
-    for start, end in sorted(removed):
-        if start > position:
-            starts.append(length)
-            origins.append(position)
-            pieces.append(text[position:start])
-            length += start - position
-        position = max(position, end)
-    starts.append(length)
-    origins.append(position)
-    pieces.append(text[position:])
-    return View("".join(pieces), starts, origins)
+    removed = _merged(removed)
+    bounds = [0, *itertools.chain.from_iterable(removed), len(text)]
+    return View("".join([text[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)]), removed)
 
 
-def _numbered_prefixes(text: str) -> list[tuple[int, int]]:
-    """The line-number prefixes of a numbered listing (most of its lines carry one), else none."""
-    if ("→" not in text and "\t" not in text) or _NUMBERED_LINE.search(text, 0, 1000) is None:
-        return []  # a listing is numbered from its first lines on
-    first = _NUMBERED_LINE.search(text, 0, 1000)
-    assert first is not None
-    prefixes = [first.span()] + [(m.start() + 1, m.end()) for m in _NUMBERED_NEXT.finditer(text, first.end())]
-    lines = text.count("\n") + 1
-    return prefixes if len(prefixes) >= 2 and len(prefixes) >= 0.6 * lines else []
+def _numbered_listing(text: str) -> View | None:
+    """The view of a numbered listing without its line numbers (most of its lines carry one), else None."""
+    if "→" not in text and "\t" not in text:
+        return None
+    first = _NUMBERED_LINE.match(text) or _NUMBERED_NEXT.search(text, 0, 1000)
+    if first is None:
+        return None  # a listing is numbered from its first lines on
+    begin = first.start() + (text[first.start()] == "\n")
+    rest, count = _NUMBERED_NEXT.subn("\n", text[first.end():])  # in C: a read file has thousands of lines
+    lines = text.count("\n", begin) + 1  # from the first numbered line: a header may come before
+    if count + 1 < 2 or count + 1 < 0.6 * lines:
+        return None
+
+    def removed() -> list[tuple[int, int]]:
+        spans = list(map(re.Match.span, _NUMBERED_NEXT.finditer(text, first.end())))
+        return [(begin, first.end())] + [(start + 1, end) for start, end in spans]
+
+    return View(text[:begin] + rest, removed)
 
 
 def _seams(text: str) -> list[tuple[int, int]]:
     seams = []
     if "\\\n" in text or "\\\r\n" in text:
         seams += [m.span() for m in _CONTINUATION.finditer(text)]
-    if "'" in text or '"' in text:
+    if '"' in text or "'" in text:
         seams += _junctions(text)
     return seams
 
@@ -100,14 +124,20 @@ def _junctions(text: str) -> list[tuple[int, int]]:
 
 def joined_view(text: str) -> View | None:
     """The view of `text` with its seams removed (see the module docstring), or None when it has none."""
-    prefixes = _numbered_prefixes(text)
-    first = _view(text, prefixes) if prefixes else None
-    inner = _seams(first.text if first else text)
-    if not prefixes and not inner:
-        return None
-    if first is not None:  # seams were found between numbered lines: map them back through the first view
-        inner = [first.original_span(start, end) for start, end in inner]
-    return _view(text, prefixes + inner)
+    listing = _numbered_listing(text)
+    base = listing.text if listing else text
+    inner = _seams(base)
+    if not inner:
+        return listing
+    joined = _view(base, inner)
+    if listing is None:
+        return joined
+
+    def removed() -> list[tuple[int, int]]:  # seams between numbered lines, mapped back through the listing
+        assert listing is not None
+        return _merged(listing.removed() + [listing.original_span(start, end) for start, end in inner])
+
+    return View(joined.text, removed)
 
 
 def _looks_random(piece: str) -> bool:
