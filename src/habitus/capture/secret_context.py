@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from habitus.capture.secret_names import literal_value, looks_random, prose, secret_name_strength, shannon_entropy
+from habitus.capture.secret_names import (literal_value, looks_random, prose, secret_name_strength, shannon_entropy,
+                                          word_like)
 from habitus.capture.secret_rulebook import Finding
 from habitus.core.lazyre import lazy_re
 
@@ -38,7 +39,7 @@ _ASSIGN = lazy_re(
     r"|(?P<bare>[^\s\"'`,;)}\]<>&][^\s\"'`,;)}\]<>&]*))")
 _LINE_START = lazy_re(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?$")
 _IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
-_JOINED_CODE = lazy_re(r"\s*[+.,)]")
+_JOINED_CODE = lazy_re(r"\s*[+.]\s+\S|\s+[+.]|\s*[,)]")
 _CODE_VALUE = lazy_re(r"[A-Za-z_*&][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _SPACE_BEFORE = lazy_re(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|aws configure set)[ \t]+$")
 _WEBHOOK = lazy_re(r"https?://[^\s\"'<>`]*?/(?:webhooks?|hooks|hook)/(?P<path>[^\s\"'<>`?#)]+)", re.IGNORECASE)
@@ -108,7 +109,7 @@ def _code_reference(text: str, value: str, value_end: int, name_start: int, op: 
     if _IDENTIFIER.fullmatch(value) is None or (_LINE_START.search(text, max(0, name_start - 80), name_start)
                                                 and op == "="):
         return False  # `.env` lines hold literals
-    return follows in (",", ")", "}", ";") or any(word in value.lower() for word in SEEDS)
+    return follows in (",", ")", "}", ";") or (word_like(value) and any(word in value.lower() for word in SEEDS))
 
 
 def assignment_findings(text: str, lower: str, seeds: list[int]) -> list[Finding]:

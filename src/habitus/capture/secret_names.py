@@ -188,8 +188,6 @@ def looks_random(value: str) -> bool:
         return False
     if value.isdigit() or is_placeholder(value) or _CODE_REFERENCE.match(value) or word_like(value):
         return False
-    if value.count("/") >= 2 and not any(c.isdigit() for c in value.replace("/", "")[:8]):
-        return False  # a path
     if max(map(len, _PIECES.split(value))) < 12:
         return False  # an id of short pieces (`sig_feat-config-3d18bcf3a8_f1698d9b8d`), not one generated run
     return shannon_entropy(value) >= RANDOM_BITS

@@ -36,7 +36,7 @@ from habitus.core.lazyre import lazy_re
 
 MIN_SECRET_TEXT = 8  # no rule matches a shorter text
 MAX_DEPTH = 2  # base64 inside base64 inside text, no deeper
-_BASE64_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/=])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=])")
+_BASE64_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=])")
 _HOOK = "hook"
 _MARKER = lazy_re(r"\[REDACTED:[a-z0-9_]+\]")
 
@@ -154,7 +154,7 @@ def _scan(text: str, context: str, depth: int) -> list[Finding]:
 
 
 def _run_starts(text: str, start: int) -> bool:
-    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "+/=_-")
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "+/_-")
 
 
 def _wrapped(index: int, text: str, hits: list[int]) -> list[Finding]:
