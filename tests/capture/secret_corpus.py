@@ -123,6 +123,7 @@ def _entropy(text: str) -> float:
     return shannon_entropy(text)
 
 
+@cache
 def rule_shapes() -> list[Shape]:
     """One sample per rule of the vendored rule book, embedded in a line of prose."""
     shapes = []
@@ -300,6 +301,7 @@ def split_shapes() -> list[Shape]:
     return shapes
 
 
+@cache
 def all_shapes() -> list[Shape]:
     return (rule_shapes() + named_shapes() + tool_shapes() + file_shapes() + url_shapes() + prefixed_shapes()
             + split_shapes())
@@ -312,3 +314,44 @@ def pieces(secret: str) -> list[str]:
 
 __all__ = ["Shape", "all_shapes", "named_shapes", "pieces", "random_token", "rule_shapes", "sample_regex",
            "split_shapes"]
+
+
+# --- look-alikes: the same places, no secret -----------------------------------------------------------------
+
+# After a weak name (a key, a token) only a random-looking value is a secret; after any name a placeholder is none.
+_WORDY_VALUES = ["TestSyncMirrorsRefsWithPrune", "tests/test_api.py::test_login_rejects_expired",
+                 "/home/dev/project/src/app.py", "same-origin", "required", "PasswordField", "github.com/acme/app"]
+_PLACEHOLDERS = ["${API_KEY}", "$SECRET", "<your-api-key>", "os.environ['TOKEN']", "process.env.API_KEY",
+                 "{{ .Values.token }}", "${{ secrets.DEPLOY_TOKEN }}", "None", "string"]
+WEAK_NAMES = ["MISTRAL_KEY", "COHERE_KEY", "GROQ_API_KEY", "TF_TOKEN_app_terraform_io", "apiKey", "accessToken",
+              "x-api-key", "PRIVATE-TOKEN", "session_token", "NPM_AUTH_TOKEN"]
+
+
+@cache
+def lookalike_shapes() -> list[str]:
+    """Texts shaped like secrets or secret contexts that hold none: each must come back unchanged."""
+    rng = _rng("lookalikes")
+    texts = [template.format(n=name, v=value) for name in WEAK_NAMES for value in _WORDY_VALUES
+             for _, template in SYNTAXES[:6]]
+    texts += [template.format(n=name, v=value) for name in NAMES for value in _PLACEHOLDERS
+              for _, template in SYNTAXES[:6]]
+    sha = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+    uuid = "-".join("".join(rng.choice("0123456789abcdef") for _ in range(n)) for n in (8, 4, 4, 4, 12))
+    texts += [
+        "--- PASS: TestFoo (0.03s)", "    --- PASS: TestRPrompt/pwsh (0.07s)", "PASS: tests/test_api.py::test_x",
+        "--- FAIL: TestRun_IntegrationSyncOverSSHShimV2 (1.20s)", "ok  \tgithub.com/acme/app/internal/sync\t0.412s",
+        f"commit {sha}\nAuthor: Dev <dev@example.com>", f"docker pull app@sha256:{sha}{sha[:24]}",
+        f"session {uuid} started", f'"integrity": "sha512-{random_token(rng, 86, _ALNUM + "+/")}=="',
+        f"toolu_01{random_token(rng, 22)}", f"msg_01{random_token(rng, 22)}", f"resp_{sha}{sha[:8]}",
+        f"call_{random_token(rng, 24)}", f"chatcmpl-{random_token(rng, 29)}", "PWD=/home/dev/project",
+        "cd $PWD && make test", "export PATH=$HOME/.local/bin:$PATH", "the key insight is caching",
+        "max_tokens: 4096, input_tokens: 12, token_count=12345", "KEY_LENGTH=32 PASSWORD_MIN_LENGTH=12",
+        f"golang.org/x/net v0.0.0-20240101120000-{sha[:12]}", f"preview-local_{uuid}",
+        f"cache-Linux-src-2951-{sha}", "for _, secret := range secrets {", "s.password = password",
+        'BasicAuth{Username: username, Password: password}', "a.SetAuth(req)", "--pwd /home/dev/project",
+        "- password: your Entire token", "Implement `-PassThru` switch", "`Username:`/`Password:` prompt on hosts",
+        'fmt.Printf("password=%s\\n", pw)', 'req.Header.Set("Authorization", "Bearer "+token)',
+        "Authorization: Bearer ${TOKEN}", "curl -u $USER:$API_TOKEN https://api.example.com",
+        "mysql -u root -p app < dump.sql", "machine learning password reset flow", "The default password policy",
+    ]
+    return texts

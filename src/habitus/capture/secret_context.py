@@ -9,7 +9,7 @@
   literal after a strong name, only a random-looking one after a weak name.
 - `webhook_findings`: the secret path of a webhook URL (`…/hooks/<random>`, `…/webhooks/<id>/<random>`).
 - `prefixed_token_findings`: a token of an unknown provider — a short prefix and a separator
-  (`gsk_`, `xai-`, `tskey-auth-`) before a run of 28 or more random, non-hex alphanumerics with
+  (`gsk_`, `xai-`, `tskey-auth-`) before a run of 32 or more random, non-hex alphanumerics with
   three or more digits (a generated key has them; `TestRun_IntegrationSyncOverSSHShimV2` not); hex and
   shorter runs are left to the provider rules, as ids (`toolu_…`, `resp_<hex>`, UUIDs, cache keys
   with a hash) look the same.
@@ -43,7 +43,7 @@ _JOINED_CODE = lazy_re(r"\s*[+.]\s+\S|\s+[+.]|\s*[,)]")
 _CODE_VALUE = lazy_re(r"[A-Za-z_*&][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _SPACE_BEFORE = lazy_re(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|aws configure set)[ \t]+$")
 _WEBHOOK = lazy_re(r"https?://[^\s\"'<>`]*?/(?:webhooks?|hooks|hook)/(?P<path>[^\s\"'<>`?#)]+)", re.IGNORECASE)
-_LONG_SEGMENT = lazy_re(r"[_\-](?=[A-Za-z0-9]{28})[A-Za-z0-9]+")
+_LONG_SEGMENT = lazy_re(r"[_\-](?=[A-Za-z0-9]{32})[A-Za-z0-9]+")
 _TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _PREFIX = lazy_re(r"[A-Za-z][A-Za-z0-9]{0,9}(?:[_\-][A-Za-z0-9]{1,9}){0,3}[_\-]")
 _HEXISH = lazy_re(r"[0-9a-fA-F_\-]+")
