@@ -308,8 +308,13 @@ def all_shapes() -> list[Shape]:
 
 
 def pieces(secret: str) -> list[str]:
-    """The secret and, for long ones, its first and last ten characters (a secret cut short still leaks)."""
-    return [secret] + ([secret[:10], secret[-10:]] if len(secret) >= 20 else [])
+    """The secret and, for long ones, its middle and last ten characters (a secret cut short still leaks).
+
+    Not its first ten: a rule's whole match often starts with a public prefix (`github_pat_`,
+    `https://hooks.slack.com/`) that the text may hold elsewhere, or a marker names (`[REDACTED:github_pat]`).
+    """
+    middle = len(secret) // 2
+    return [secret] + ([secret[middle - 5:middle + 5], secret[-10:]] if len(secret) >= 20 else [])
 
 
 __all__ = ["Shape", "all_shapes", "named_shapes", "pieces", "random_token", "rule_shapes", "sample_regex",

@@ -123,6 +123,8 @@ def assignment_findings(text: str, lower: str, seeds: list[int]) -> list[Finding
         match = _ASSIGN.match(text, end)  # most hits are plain words: fail here, cheaply
         if match is None:
             continue
+        if text.endswith("://", 0, start):
+            continue  # a URL's user (`https://x-access-token:…@host`): the URL rule takes its password
         name = text[start:end]
         flag = name.startswith("-")
         name = name.lstrip("-.")
