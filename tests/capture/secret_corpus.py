@@ -164,8 +164,9 @@ SYNTAXES = [
     ("env", "{n}={v}"), ("export", 'export {n}="{v}"'), ("yaml", "config:\n  {n}: {v}\n"), ("json", '{{"{n}": "{v}"}}'),
     ("toml", '{n} = "{v}"'), ("python_kwarg", 'client = Client({n}="{v}")'), ("dict", "opts = {{'{n}': '{v}'}}"),
     ("php", "'{n}' => '{v}',"), ("go", '\t{n}: "{v}",'), ("powershell", '$env:{n} = "{v}"'),
-    ("dockerfile", "ENV {n} {v}"), ("xml", "<{n}>{v}</{n}>"), ("header", "{n}: {v}"), ("query", "GET /x?{n}={v}&page=2"),
-    ("flag_eq", "tool --{n}={v} --verbose"), ("flag_space", "tool --{n} {v} --verbose"), ("define", "define('{n}', '{v}');"),
+    ("dockerfile", "ENV {n} {v}"), ("xml", "<{n}>{v}</{n}>"), ("header", "{n}: {v}"),
+    ("query", "GET /x?{n}={v}&page=2"), ("flag_eq", "tool --{n}={v} --verbose"),
+    ("flag_space", "tool --{n} {v} --verbose"), ("define", "define('{n}', '{v}');"),
     ("setenv_call", 'os.environ.setdefault("{n}", "{v}")'), ("ini", "[auth]\n{n} = {v}\n"),
 ]
 
@@ -297,7 +298,8 @@ def split_shapes() -> list[Shape]:
         encoded = base64.b64encode(payload.encode()).decode()
         shapes.append((f"base64:{label}", f"TLS_BUNDLE={encoded}\n", encoded))
     kubeconfig = base64.b64encode(pem.encode()).decode()
-    shapes.append(("base64:kubeconfig", f"users:\n- name: admin\n  user:\n    client-key-data: {kubeconfig}\n", kubeconfig))
+    kubeconfig_text = f"users:\n- name: admin\n  user:\n    client-key-data: {kubeconfig}\n"
+    shapes.append(("base64:kubeconfig", kubeconfig_text, kubeconfig))
     return shapes
 
 

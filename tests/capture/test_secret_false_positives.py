@@ -30,7 +30,8 @@ READERS = {"claude": read_claude, "codex": read_codex}
 REVIEWED = {"context-evaluator": set(), "oh-my-posh": set(), "git-sync": {"s3cret", "tok", "tok=en", "stale"}}
 # What is never a secret: a test name, a hash, a UUID, a path, a number, a word.
 NOT_SECRETS = [re.compile(p) for p in (
-    r"Test\w+(?:/\S+)?", r"\S*::test_\w+", r"[0-9a-f]{7,64}", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"Test\w+(?:/\S+)?", r"\S*::test_\w+", r"[0-9a-f]{7,64}",
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     r"[~.]?/?(?:[\w.@-]+/)+[\w.@-]*", r"\d+", r"[a-z]+(?:[-_][a-z]+)*")]
 
 

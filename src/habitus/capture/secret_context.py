@@ -21,8 +21,14 @@ from __future__ import annotations
 
 import re
 
-from habitus.capture.secret_names import (literal_value, looks_random, prose, secret_name_strength, shannon_entropy,
-                                          word_like)
+from habitus.capture.secret_names import (
+    literal_value,
+    looks_random,
+    prose,
+    secret_name_strength,
+    shannon_entropy,
+    word_like,
+)
 from habitus.capture.secret_rulebook import Finding
 from habitus.core.lazyre import lazy_re
 

@@ -173,7 +173,8 @@ def word_like(value: str) -> bool:
 
     Each stretch between punctuation longer than four characters is judged: words come in runs of
     letters (split at case changes) 2.5 or more long on average, nearly every run of four or more
-    (acronyms aside) with a vowel and without five consonants in a row, with at most two numbers (`x86_64`); random characters break into
+    (acronyms aside) with a vowel and without five consonants in a row, with at most two numbers
+    (`x86_64`); random characters break into
     short runs with digits strewn between, or pile up consonants. Seven in ten of the judged
     characters must be words.
     """
@@ -219,5 +220,6 @@ def literal_value(value: str, strength: int) -> bool:
     return looks_random(value)
 
 
-__all__ = ["fixture_value", "is_placeholder", "prose", "literal_value", "looks_random", "secret_name_strength", "shannon_entropy",
+__all__ = ["fixture_value", "is_placeholder", "literal_value", "looks_random", "prose", "secret_name_strength",
+           "shannon_entropy",
            "word_like"]

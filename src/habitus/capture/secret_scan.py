@@ -28,8 +28,7 @@ from typing import Any
 import ahocorasick
 
 from habitus.capture import secret_rulebook as book
-from habitus.capture.secret_context import (SEEDS, assignment_findings, prefixed_token_findings,
-                                            webhook_findings)
+from habitus.capture.secret_context import SEEDS, assignment_findings, prefixed_token_findings, webhook_findings
 from habitus.capture.secret_rulebook import Finding
 from habitus.capture.secret_views import joined_view, wrapped_span
 from habitus.core.lazyre import lazy_re
