@@ -56,12 +56,11 @@ _HEXISH = lazy_re(r"[0-9a-fA-F_\-]+")
 _HASH_PREFIXES = ("sha", "md5", "h1", "blake", "crc", "git", "commit", "rev", "uuid", "guid", "id")
 
 
-def _name_bounds(text: str, lower: str, hit: int) -> tuple[int, int]:
-    end = _WORD_TAIL.match(lower, hit).end()  # type: ignore[union-attr]
+def _name_start(lower: str, hit: int) -> int:
     start = hit
     while start > 0 and lower[start - 1] in _IDENT and hit - start < 64:
         start -= 1
-    return start, end
+    return start
 
 
 def _value_span(text: str, match: re.Match[str], start: int, strength: int) -> tuple[int, int] | None:
@@ -125,10 +124,11 @@ def assignment_findings(text: str, lower: str, seeds: list[int]) -> list[Finding
     for hit in sorted(set(seeds)):
         if hit < last:
             continue
-        start, end = _name_bounds(text, lower, hit)
+        end = _WORD_TAIL.match(lower, hit).end()  # type: ignore[union-attr]
         match = _ASSIGN.match(text, end)  # most hits are plain words: fail here, cheaply
         if match is None:
             continue
+        start = _name_start(lower, hit)
         if text.endswith("://", 0, start):
             continue  # a URL's user (`https://x-access-token:…@host`): the URL rule takes its password
         name = text[start:end]

@@ -108,6 +108,13 @@ def _finding(index: int, rule: dict[str, Any], match: re.Match[str], text: str) 
     return Finding(span[0], span[1], kind_of(index))
 
 
+@functools.cache
+def _starts_at_word_boundary(index: int) -> bool:
+    """Whether rule `index`'s anchored pattern starts with `\\b` or a lookbehind for no word character."""
+    regex = rules()[index]["anchored"] or ""
+    return regex.startswith(("\\b", "(?<![A-Za-z0-9_])", "(?<![A-Za-z0-9_\\-])"))
+
+
 def anchored_pattern(index: int) -> re.Pattern[str] | None:
     return _compiled(index)[1]
 
@@ -140,9 +147,10 @@ def rule_findings(index: int, text: str, hits: list[int]) -> list[Finding]:
     found = []
     if anchored is not None:
         last_end = -1
+        bounded = _starts_at_word_boundary(index)
         for hit in sorted(hits):
-            if hit < last_end:
-                continue
+            if hit < last_end or (bounded and hit and (text[hit - 1].isalnum() or text[hit - 1] == "_")):
+                continue  # inside a word (`items.get` for `s.`): the rule's own boundary check fails
             match = anchored.match(text, hit)
             if match is None and is_token_rule(index):
                 match = _loose(index).match(text, hit)  # the token runs on past the rule's length: take it all

@@ -38,6 +38,7 @@ MAX_DEPTH = 2  # base64 inside base64 inside text, no deeper
 _BASE64_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=])")
 _HOOK = "hook"
 _MARKER = lazy_re(r"\[REDACTED:[a-z0-9_]+\]")
+_TOKEN_RUN = lazy_re(r"[A-Za-z0-9_\-.~+/=]+")
 
 
 # Where a base64 run holding a PEM block or a JSON object starts (`-----BEGIN` at each of the three
@@ -45,7 +46,7 @@ _MARKER = lazy_re(r"\[REDACTED:[a-z0-9_]+\]")
 BASE64_MARKERS = ("LS0tLS1CRUdJTi", "0tLS0tQkVHSU4", "tLS0tLUJFR0lO", "eyJ", "ewo", "ew0K", "eyB", "W3si")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: one dict lookup per keyword hit
 class _Word:
     """What one word of the keyword pass stands for."""
 
@@ -124,6 +125,8 @@ def _scan(text: str, context: str, depth: int) -> list[Finding]:
     encoded = False
     for word, positions in ends.items():
         triggered |= word.triggers
+        if not (word.anchors or word.seed or word.base64):
+            continue
         starts = [end - word.length + 1 for end in positions]
         for index in word.anchors:
             anchor_hits[index] += starts
@@ -165,12 +168,12 @@ def _wrapped(index: int, text: str, hits: list[int]) -> list[Finding]:
     for hit in hits:
         if hit and (text[hit - 1].isalnum() or text[hit - 1] == "_"):
             continue
-        line_end = text.find("\n", hit)
-        if line_end == -1 or line_end - hit > 512:
-            continue
+        run = _TOKEN_RUN.match(text, hit)
+        if run is None or run.end() >= len(text) or text[run.end()] not in "\r\n" or run.end() - hit > 512:
+            continue  # the token does not reach the end of its line: nothing was cut
         whole = anchored.match(text, hit)
-        if whole is not None and whole.end() < line_end:
-            continue  # the token ends before the line does: nothing was cut
+        if whole is not None and whole.end() < run.end():
+            continue
         end = wrapped_span(text, hit, lambda joined: (m.end() if (m := anchored.match(joined)) else 0))
         if end is not None:
             found.append(Finding(hit, end, book.kind_of(index)))
