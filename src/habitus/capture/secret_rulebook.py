@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
-from dataclasses import dataclass
-from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from habitus.capture.secret_names import fixture_value, looks_random, shannon_entropy
 
 # gitleaks' end-of-token check, as translated: a quote, space or `;` after the token, or the end.
 _TERMINATOR = "(?:[\\x60'\"\\s;]|\\\\[nr]|\\Z)"
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """A secret at `start:end` of the scanned text; `kind` names the rule (`github_pat`, `password`)."""
 
     start: int
@@ -41,8 +39,10 @@ class Finding:
 @functools.cache
 def rulebook() -> dict[str, Any]:
     """The vendored rule book (see the module docstring)."""
-    text = resources.files("habitus").joinpath("data/secrets/rules.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    # a path, not importlib.resources: this runs on the hook path, where importing that costs more than the load
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "secrets", "rules.json")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 def rules() -> list[dict[str, Any]]:

@@ -18,11 +18,8 @@ context checks. Then:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 import ahocorasick
@@ -46,16 +43,19 @@ _TOKEN_RUN = lazy_re(r"[A-Za-z0-9_\-.~+/=]+")
 BASE64_MARKERS = ("LS0tLS1CRUdJTi", "0tLS0tQkVHSU4", "tLS0tLUJFR0lO", "eyJ", "ewo", "ew0K", "eyB", "W3si")
 
 
-@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: one dict lookup per keyword hit
 class _Word:
-    """What one word of the keyword pass stands for."""
+    """What one word of the keyword pass stands for; hashed by identity (one dict lookup per keyword hit)."""
 
-    length: int
-    triggers: frozenset[int]  # rules this keyword enables
-    anchors: frozenset[int]  # rules whose match can start here
-    seed: bool  # a secret-name word for the context checks
-    hook: bool
-    base64: str | None  # the marker (in its case) when a base64 run may start here
+    __slots__ = ("anchors", "base64", "hook", "length", "seed", "triggers")
+
+    def __init__(self, length: int, triggers: frozenset[int], anchors: frozenset[int], seed: bool, hook: bool,
+                 base64: str | None) -> None:
+        self.length = length
+        self.triggers = triggers  # rules this keyword enables
+        self.anchors = anchors  # rules whose match can start here
+        self.seed = seed  # a secret-name word for the context checks
+        self.hook = hook
+        self.base64 = base64  # the marker (in its case) when a base64 run may start here
 
 
 @functools.cache
@@ -195,6 +195,9 @@ def _encoded(text: str, depth: int) -> list[Finding]:
 
 def _decoded_text(run: str) -> str | None:
     """`run` decoded from base64 (standard or URL-safe) when that gives printable text, else None."""
+    import base64  # rarely needed: kept off the hook path's imports
+    import binascii
+
     alphabet = "-_" if "-" in run or "_" in run else None
     if alphabet and ("+" in run or "/" in run):
         return None
