@@ -49,7 +49,7 @@ _JOINED_CODE = lazy_re(r"\s*[+.]\s+\S|\s+[+.]|\s*[,)]")
 _CODE_VALUE = lazy_re(r"[A-Za-z_*&][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _SPACE_BEFORE = lazy_re(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|aws configure set)[ \t]+$")
 _WEBHOOK = lazy_re(r"https?://[^\s\"'<>`]*?/(?:webhooks?|hooks|hook)/(?P<path>[^\s\"'<>`?#)]+)", re.IGNORECASE)
-_LONG_SEGMENT = lazy_re(r"[_\-](?=[A-Za-z0-9]{32})[A-Za-z0-9]+")
+_LONG_SEGMENT = lazy_re(r"[_\-][A-Za-z0-9]{32}")  # fixed length: the fastest form `re` scans; extended below
 _TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _PREFIX = lazy_re(r"[A-Za-z][A-Za-z0-9]{0,9}(?:[_\-][A-Za-z0-9]{1,9}){0,3}[_\-]")
 _HEXISH = lazy_re(r"[0-9a-fA-F_\-]+")
@@ -173,7 +173,7 @@ def _mixed(segment: str) -> bool:
 def prefixed_token_findings(text: str) -> list[Finding]:
     """Tokens of providers no rule knows (see the module docstring)."""
     found = []
-    for match in _LONG_SEGMENT.finditer(text):  # a separator before 28+ alphanumerics: rare, and fast to find
+    for match in _LONG_SEGMENT.finditer(text):  # a separator before 32+ alphanumerics: rare, and fast to find
         separator = match.start()
         start = separator
         while start > 0 and text[start - 1] in _TOKEN_CHARS and separator - start < 30:
@@ -183,10 +183,13 @@ def prefixed_token_findings(text: str) -> list[Finding]:
             continue
         if start and text[start - 1] in _TOKEN_CHARS:
             continue  # part of a longer word
-        tail = match.group()[1:]
+        tail_end = match.end()
+        while tail_end < len(text) and text[tail_end].isascii() and text[tail_end].isalnum():
+            tail_end += 1
+        tail = text[separator + 1:tail_end]
         if _HEXISH.fullmatch(tail) or sum(c.isdigit() for c in tail) < 3 or not looks_random(tail):
             continue
-        end = match.end()
+        end = tail_end
         while end < len(text) and text[end] in _TOKEN_CHARS:
             end += 1
         found.append(Finding(start, end, "prefixed_token"))

@@ -15,6 +15,7 @@ of at least `RANDOM_BITS` bits per character. `literal_value(value, strength)` d
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -104,6 +105,7 @@ def _word_strength(parts: list[str], at: int, flag: bool) -> int:
     return 0
 
 
+@functools.lru_cache(maxsize=4096)  # JSON keys and identifiers repeat on every step (`command`, `file_path`)
 def secret_name_strength(name: str, *, flag: bool = False) -> int:
     """0, 1 or 2 (see the module docstring). `flag`: the name is a command-line flag (`-pass`, `--pwd`)."""
     if not name or len(name) > 80:

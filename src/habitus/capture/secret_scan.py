@@ -32,6 +32,7 @@ from habitus.core.lazyre import lazy_re
 
 MIN_SECRET_TEXT = 8  # no rule matches a shorter text
 MAX_DEPTH = 2  # base64 inside base64 inside text, no deeper
+SHORT_TEXT = 400  # texts up to this long are remembered (`_short_findings`)
 _BASE64_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=])")
 _HOOK = "hook"
 _MARKER = lazy_re(r"\[REDACTED:[a-z0-9_]+\]")
@@ -89,6 +90,18 @@ def find_secrets(text: str, *, context: str = "", depth: int = 0) -> list[Findin
     """The secrets in `text`, as sorted, non-overlapping spans of it (see the module docstring)."""
     if len(text) < MIN_SECRET_TEXT:
         return []
+    if len(text) <= SHORT_TEXT and len(context) <= SHORT_TEXT:
+        return list(_short_findings(text, context, depth))
+    return _find(text, context, depth)
+
+
+@functools.lru_cache(maxsize=8192)
+def _short_findings(text: str, context: str, depth: int) -> tuple[Finding, ...]:
+    """Findings of a short text, remembered: ids, paths, tool names and commands repeat on every step."""
+    return tuple(_find(text, context, depth))
+
+
+def _find(text: str, context: str, depth: int) -> list[Finding]:
     view = joined_view(text)
     if view is None:
         found = _scan(text, context, depth)

@@ -4,8 +4,9 @@ A Codex `exec_command` that is still running returns its first chunk (`Process r
 ID N`) and `write_stdin` polls with `session_id: N` return the rest; Claude Code's background shell
 (`running in background with ID: X`) is read by `BashOutput` calls with `bash_id: X`. Each chunk is
 a separate tool call in the trace, so a key printed across a chunk boundary is in no single output.
-`redact_streams(trace)` joins the bodies of each stream's chunks (headers such as `Wall time:` left
-out), finds the secrets that cross a boundary and replaces each piece in its own chunk; secrets
+`redact_streams(trace)` joins the end of each chunk's body to the start of the next one's (headers
+such as `Wall time:` left out; `SEAM_REACH` characters each side, so a long output is not scanned
+twice), finds the secrets that cross the seam and replaces each piece in its own chunk; secrets
 inside one chunk are left to the per-step redaction.
 """
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 _STARTED = re.compile(r"Process running with session ID (\S+)|running in background with ID: ?(\S+)")
 _POLL_KEYS = ("session_id", "bash_id", "shell_id")
 _BODY_START = "\nOutput:\n"  # Codex chunk headers end here
+SEAM_REACH = 8192  # characters on each side of a seam scanned together (a PEM block fits)
 
 
 def _stream_key(call: Any) -> str | None:
@@ -56,29 +58,24 @@ def redact_streams(trace: Trace) -> int:
 
 
 def _redact_stream(calls: list[Any]) -> int:
-    offsets, bodies = [], []
-    position = 0
-    for call in calls:
-        body_start = _body_offset(call.output)
-        offsets.append((position, body_start))
-        bodies.append(call.output[body_start:])
-        position += len(call.output) - body_start
-    joined = "".join(bodies)
-    spans: list[list[tuple[int, int, str]]] = [[] for _ in calls]
+    """Scan the seam between each two consecutive chunks (the end of one body joined to the start of the next)."""
     count = 0
-    for finding in find_secrets(joined):
-        touched = [i for i, (start, _) in enumerate(offsets)
-                   if start < finding.end and finding.start < start + len(bodies[i])]
-        if len(touched) < 2:
-            continue  # inside one chunk: the step's own redaction finds it
-        count += 1
-        for i in touched:
-            start, body_start = offsets[i]
-            low, high = max(finding.start, start) - start, min(finding.end, start + len(bodies[i])) - start
-            spans[i].append((body_start + low, body_start + high, finding.kind))
-    for call, found in zip(calls, spans, strict=True):
-        for start, end, kind in sorted(found, reverse=True):
-            call.output = call.output[:start] + f"[REDACTED:{kind}]" + call.output[end:]
+    for before, after in zip(calls, calls[1:], strict=False):
+        tail_start = max(_body_offset(before.output), len(before.output) - SEAM_REACH)
+        head_start = _body_offset(after.output)
+        head_end = min(len(after.output), head_start + SEAM_REACH)
+        tail = before.output[tail_start:]
+        joined = tail + after.output[head_start:head_end]
+        crossing = [f for f in find_secrets(joined) if f.start < len(tail) < f.end]
+        if not crossing:
+            continue
+        count += len(crossing)
+        cut_tail = min(f.start for f in crossing)
+        cut_head = max(f.end for f in crossing) - len(tail)
+        kind = crossing[0].kind
+        before.output = before.output[:tail_start + cut_tail] + f"[REDACTED:{kind}]"
+        after.output = (after.output[:head_start] + f"[REDACTED:{kind}]"
+                        + after.output[head_start + cut_head:])
     return count
 
 
