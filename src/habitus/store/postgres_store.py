@@ -13,6 +13,7 @@ from typing import Any
 from habitus.core import Trace
 from habitus.store import traces as tables
 from habitus.store.db import POSTGRES, redact_url
+from habitus.store.pgvector import uses_pgvector
 from habitus.store.postgres import PgConnection
 from habitus.store.sqlite_store import SQLStore
 
@@ -53,6 +54,10 @@ class PostgresStore(SQLStore):
         info: dict[str, Any] = {"path": self.path, "backend": POSTGRES}
         info["server_version"] = conn.execute("SHOW server_version").fetchone()[0]
         info["extensions"] = {r[0]: r[1] for r in conn.execute("SELECT extname, extversion FROM pg_extension")}
+        from habitus.store import vectors
+
+        vectors.ensure(conn)
+        info["vectors"] = "pgvector" if uses_pgvector(conn) else "numpy"  # habitus.store.pgvector
         info["schema_versions"] = {r[0]: r[1] for r in conn.execute("SELECT component, version FROM schema_versions")}
         info["traces"] = self.count_traces()
         info["steps"] = int(conn.execute("SELECT count(*) FROM steps").fetchone()[0])
