@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from capture_sessions import ClaudeSession
 from typer.testing import CliRunner
 
 from backends import open_store
-from capture_sessions import ClaudeSession
 from habitus.capture.ingest import ingest_paths
 from habitus.capture.subject import repo_subject
 from habitus.core.subject import subject_root_commit
