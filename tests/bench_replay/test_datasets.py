@@ -124,7 +124,7 @@ def test_real_histories_each_with_a_prior_fitted_without_it(corpus: Path, tmp_pa
         {"context-evaluator": (58, 40), "git-sync": (51, 34), "oh-my-posh": (27, 18)}
     for name, repo in repos.items():
         assert name not in data["repositories"][name]["prior"]["repositories"]
-        assert repo["learn"]["seconds"] <= 30 and repo["learn"]["model_calls"] == 0
+        assert repo["learn"]["model_calls"] == 0  # how long learning takes is docs/bench-replay.md's, not a test's
         assert max(r["habitus"]["chars"] for r in repo["per_task"]) <= 2_000
     for name in ("context-evaluator", "oh-my-posh"):
         s = repos[name]["summary"]

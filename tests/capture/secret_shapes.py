@@ -15,7 +15,7 @@ SHAPES: list[tuple[str, str, str]] = [
     ("openai", "my key is {s} ok", "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"),
     ("anthropic", "ANTHROPIC key {s}", "sk-ant-api03-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0EdCbA_-zz"),
     ("github_pat_classic", "push with {s}", "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
-    ("github_pat_fine", "token {s}", "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
+    ("github_pat_fine", "token {s}", "github_pat_" + "11ABCDEFG0123456789_Zq7Xw2Rt5Yu8Io1Pa4Sd6Fg9Hj3Kl"),
     ("aws_access_key", "id {s} region", "AKIA" + "J7QX2M4N6P8R0T3V"),
     ("aws_secret", "AWS_SECRET_ACCESS_KEY = {s}", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzz9Kq2LmW4"),
     ("slack_bot", "slack {s}", "xoxb-" + "1234567890-0987654321-AbCdEfGhIjKlMnOp"),

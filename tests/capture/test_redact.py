@@ -11,7 +11,7 @@ SECRETS = {
     "openai": "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
     "anthropic": "sk-ant-api03-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0EdCbA_-zz",
     "github": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
-    "github_pat": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+    "github_pat": "github_pat_" + "11ABCDEFG0123456789_Zq7Xw2Rt5Yu8Io1Pa4Sd6Fg9Hj3Kl",
     "aws": "AKIA" + "IOSFODNN7EXAMPLQ",
     "slack": "xoxb-" + "1234567890-0987654321-AbCdEfGhIjKlMnOp",
     "google": "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",

@@ -13,7 +13,7 @@ from habitus.capture.redact import redact, redact_identifier, redact_value
 def leaked(secret: str, out: str) -> bool:
     """The secret, or its first or last five characters (a secret cut short still leaks), is in `out`."""
     pieces = [secret] + ([secret[:5], secret[-5:]] if len(secret) >= 10 else [])
-    out = re.sub(r"\[REDACTED:[a-z_]+\]", "", out)  # a marker names the kind, e.g. `github_token`
+    out = re.sub(r"\[REDACTED:[a-z0-9_]+\]", "", out)  # a marker names the kind, e.g. `github_token`
     return any(piece in out for piece in pieces)
 
 

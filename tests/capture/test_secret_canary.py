@@ -7,7 +7,11 @@ the hook (prompt, tool, session end), the MCP server over stdio, `notes add`, `w
 import/export`, `promote --apply`, `refine`, `context simulate` — and the demo runs on its own
 sample sessions with the same secrets planted. Then every byte of every file under
 `$HABITUS_HOME` (the SQLite database and its WAL as they are), the repo's work tree, every output
-folder and every captured stdout/stderr is searched for each secret.
+folder and every captured stdout/stderr is searched for each secret (and its middle and last ten
+characters). Since issue 21 the sessions also carry the generated corpus of `secret_corpus` (~900
+shapes from the vendored rule sets, secret names in every syntax, tool flags, credential files, URLs,
+unknown prefixes, split and base64-wrapped forms) and a key printed across two chunks of one Codex
+command's output.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 from capture_sessions import codex_lines, write_jsonl
+from secret_corpus import all_shapes, pieces, random_token
 from secret_shapes import SHAPES, STRUCTURED
 from tests.deliver.conftest import claude_mistake_session, git, make_repo
 
@@ -33,16 +38,21 @@ KEY_SECRET = "hf_" + "JsonKeyAbCdEfGhIjKlMnOpQrStUvWx0123"  # a JSON key in a to
 HOOK_SECRET = "sk-ant-api03-" + "HookPrompt8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0Ed"  # a prompt the hook receives
 MCP_SECRET = "xoxb-" + "5550001112-2223334445-McpNoteSecretZz"  # a note an agent writes over MCP
 IMPORT_SECRET = "npm_" + "ImportedWf1B2c3D4e5F6g7H8i9J0k1L2m3N4"  # a shared workflow file
-EXTRA = [PATH_SECRET, CWD_SECRET, SESSION_SECRET, KEY_SECRET, HOOK_SECRET, MCP_SECRET, IMPORT_SECRET]
+CHUNKED_SECRET = "gsk_" + random_token(__import__("random").Random(21), 52)  # printed across two Codex chunks
+EXTRA = [PATH_SECRET, CWD_SECRET, SESSION_SECRET, KEY_SECRET, HOOK_SECRET, MCP_SECRET, IMPORT_SECRET, CHUNKED_SECRET]
+# The generated corpus (issue 21): a quarter goes into the sessions learning reads, the rest into one more session.
+CORPUS = all_shapes()
+LEARNED_CORPUS, STORED_CORPUS = CORPUS[::4], [shape for i, shape in enumerate(CORPUS) if i % 4]
 
 
 def all_secrets() -> list[str]:
-    return [s for _, _, s in SHAPES] + [s for _, _, s in STRUCTURED] + EXTRA
+    return [s for _, _, s in SHAPES] + [s for _, _, s in STRUCTURED] + EXTRA + [s for _, _, s in CORPUS]
 
 
 def _pieces(secret: str) -> list[str]:
-    """The secret and, for long ones, its first and last ten characters (a secret cut short still leaks)."""
-    return [secret] + ([secret[:10], secret[-10:]] if len(secret) >= 20 else [])
+    """The secret and, for long ones, its middle and last ten characters (a secret cut short still leaks); not
+    its first ten, often a public prefix (`github_pat_`, `hooks.slack.com`) another text or a marker holds."""
+    return pieces(secret)
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -94,7 +104,7 @@ def _sessions(folder: Path, repo: Path) -> list[Path]:
     folder.mkdir(parents=True)
     cwd_with_secret = repo / "tmp" / CWD_SECRET
     cwd_with_secret.mkdir(parents=True)
-    chunks = [SHAPES[i::4] for i in range(4)]
+    chunks = [SHAPES[i::4] + LEARNED_CORPUS[i::4] for i in range(4)]
     ids = ["s-canary-0", f"s-{SESSION_SECRET}", "s-canary-2"]
     paths = []
     for i, session in enumerate(ids):
@@ -108,6 +118,12 @@ def _sessions(folder: Path, repo: Path) -> list[Path]:
     path = folder / "s-canary-cwd.jsonl"  # a short session started in a folder whose name is a secret
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     paths.append(path)
+    first = json.loads(claude_mistake_session("s-canary-corpus", repo, 15)[0])
+    first["message"]["content"] = "collect the deployment notes"  # unrelated: its text is stored, not learned
+    lines = _plant([json.dumps(first)], STORED_CORPUS, [], "s-canary-corpus", repo)
+    path = folder / "s-canary-corpus.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    paths.append(path)
     texts = [template.replace("{s}", secret) for _, template, secret in chunks[3]]
     calls = [(text, texts[(i + 1) % len(texts)], 1 if i % 2 else 0) for i, text in enumerate(texts)]
     lines = codex_lines("019a0000-0000-7000-8000-00000000c0de", str(repo), calls)
@@ -117,8 +133,26 @@ def _sessions(folder: Path, repo: Path) -> list[Path]:
                         if isinstance(value, str | int)} | {"PGPASSWORD": "Pg" + "Secret77"}}
     lines.append({"timestamp": "2026-01-01T00:00:00.000Z", "type": "response_item", "payload": {
         "type": "function_call", "name": "shell", "call_id": "call_env", "arguments": json.dumps(env_call)}})
+    lines += _chunked_output(CHUNKED_SECRET)
     paths.append(write_jsonl(folder / "rollout-2026-01-01T00-00-00-canary.jsonl", lines))
     return paths
+
+
+def _chunked_output(secret: str) -> list[dict[str, Any]]:
+    """A still-running exec_command whose output prints `secret` across its first chunk and a write_stdin poll."""
+    def item(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item", "payload": payload}
+
+    return [item({"type": "function_call", "name": "exec_command", "call_id": "call_run",
+                  "arguments": json.dumps({"cmd": "./deploy --print-key"})}),
+            item({"type": "function_call_output", "call_id": "call_run", "output":
+                  "Chunk ID: a1\nWall time: 1.0 seconds\nProcess running with session ID 77\n"
+                  f"Original token count: 9\nOutput:\nkey={secret[:21]}"}),
+            item({"type": "function_call", "name": "write_stdin", "call_id": "call_poll",
+                  "arguments": json.dumps({"session_id": 77, "chars": ""})}),
+            item({"type": "function_call_output", "call_id": "call_poll", "output":
+                  "Chunk ID: b2\nWall time: 2.0 seconds\nProcess exited with code 0\n"
+                  f"Original token count: 9\nOutput:\n{secret[21:]}\ndeployed\n"})]
 
 
 def _cli(args: list[str], env: dict[str, str], outputs: list[str], *, cwd: Path | None = None,
@@ -218,7 +252,7 @@ def canary_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     skill = out / "SKILL.md"
     skill.write_text("---\nname: db\n---\n# Database changes\n\n- Run the tests.\n")
     rewards = {"s-canary-0": False, f"s-{SESSION_SECRET}": True, "s-canary-2": True, "s-canary-cwd": True,
-               "019a0000-0000-7000-8000-00000000c0de": False}
+               "s-canary-corpus": True, "019a0000-0000-7000-8000-00000000c0de": False}
     (given / "rewards.json").write_text(json.dumps(rewards))
     steps["refine"] = _cli(["refine", str(skill), "--traces", str(base / "sessions"), "--rewards",
                             str(given / "rewards.json"), "--out", str(out / "refine"), "--clusterer", "single",
@@ -237,7 +271,7 @@ def test_every_stage_ran(canary_run: dict[str, Any]) -> None:
     for name, done in steps.items():
         assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
     ingest = json.loads(steps["ingest"].stdout)
-    assert ingest["traces"] == 5 and ingest["redactions"] >= len(SHAPES)
+    assert ingest["traces"] == 6 and ingest["redactions"] >= len(SHAPES) + len(CORPUS)
     assert "import" in steps, "nothing was learned, so nothing was exported"
     assert (canary_run["repo"] / "AGENTS.md").read_text().count("habitus:rules:begin") == 1
     assert (canary_run["out"] / "refine" / "manifest.json").is_file()
@@ -246,7 +280,7 @@ def test_every_stage_ran(canary_run: dict[str, Any]) -> None:
 def test_no_planted_secret_reaches_any_file_or_output(canary_run: dict[str, Any]) -> None:
     roots = [canary_run["home"], canary_run["repo"], canary_run["out"]]
     assert any(p.name.endswith("-wal") or p.name == "habitus.db" for p in _walk(canary_run["home"]))
-    assert len(all_secrets()) >= 25
+    assert len(all_secrets()) >= 900
     leaks = _leaks(all_secrets(), roots, canary_run["outputs"])
     assert not leaks, "\n".join(leaks)
 

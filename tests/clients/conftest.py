@@ -141,6 +141,8 @@ def sandbox(tmp_path: Path, habitus_home: Path) -> Sandbox:
     env = {
         "PATH": _path_dirs(), "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
         "TMPDIR": str(tmp_path), "HABITUS_HOME": str(habitus_home), "HABITUS_LLM": "none",
+        # the suite's generous hook budget (tests/conftest.py): the agent's hooks may be slow here, never silent
+        "HABITUS_HOOK_BUDGET_S": os.environ["HABITUS_HOOK_BUDGET_S"],
         "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CODEX_HOME": str(home / ".codex"),
         "ANTHROPIC_API_KEY": STUB_KEY, "ANTHROPIC_BASE_URL": NO_MODEL_URL, "SCRIPTED_MODEL_KEY": STUB_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
@@ -150,7 +152,7 @@ def sandbox(tmp_path: Path, habitus_home: Path) -> Sandbox:
     return Sandbox(root=tmp_path, habitus_home=habitus_home, repo=make_repo(tmp_path), env=env)
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 60, what: str = "condition") -> Any:
+def wait_for(condition: Callable[[], Any], timeout: float = 180, what: str = "condition") -> Any:
     """Poll until `condition()` is truthy (the session-end ingest runs detached from the agent)."""
     deadline = time.monotonic() + timeout
     while True:

@@ -119,8 +119,12 @@ def stress_hooks(repo: Path, db_path: Path, *, processes: int = 16, seconds: flo
     for t in threads:
         t.join()
 
-    conn = sqlite3.connect(db_path)
+    from habitus.deliver.prepared import ensure_hook_schema
+    from habitus.store.sqlite import connect
+
+    conn = connect(db_path)
     try:
+        ensure_hook_schema(conn)  # the hook tables exist even where no hook finished within its budget
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
         logged_prompts = {r[0] for r in conn.execute(
             "SELECT session_id FROM handovers WHERE session_id LIKE 'stress-%'")}

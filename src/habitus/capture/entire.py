@@ -244,6 +244,7 @@ def ingest_entire_branch(repo: Path | str, store: Store, *, branch: str = DEFAUL
         changed = store.commit_file(traces, state, expected_offset=previous.offset if previous else None)
         report.traces += changed or 0
         report.traces_unchanged += len(traces) - (changed or 0)
+        report.stored_in.update(store.layer_of(t) for t in traces)
         report.steps += sum(len(t.steps) for t in traces)
         report.tool_calls += sum(len(t.tool_calls) for t in traces)
     report.seconds = time.perf_counter() - started

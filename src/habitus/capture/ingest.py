@@ -51,6 +51,7 @@ class IngestReport:
     traces_unchanged: int = 0
     traces_kept_longer: int = 0  # shorter copies of a stored trace: the stored one was kept
     traces_renamed: int = 0  # a different session under an id another file holds: stored as `<id>~<hash>`
+    stored_in: Counter[str] = field(default_factory=Counter)  # traces read, by where they are stored: team | local
     steps: int = 0
     tool_calls: int = 0
     skipped_lines: int = 0
@@ -65,6 +66,7 @@ class IngestReport:
             "files": self.files, "files_unchanged": self.files_unchanged, "files_ignored": self.files_ignored,
             "traces": self.traces, "traces_unchanged": self.traces_unchanged,
             "traces_kept_longer": self.traces_kept_longer, "traces_renamed": self.traces_renamed,
+            "stored_in": dict(sorted(self.stored_in.items())),
             "steps": self.steps, "tool_calls": self.tool_calls, "skipped_lines": self.skipped_lines,
             "redactions": self.redactions, "bytes_read": self.bytes_read, "seconds": round(self.seconds, 3),
             "unknown_types": {safe_text(k): v for k, v in self.unknown_types.items()},
@@ -296,6 +298,7 @@ def _apply(job: _Job, result: ReadResult, store: Store, report: IngestReport, *,
         return
     report.traces += changed
     report.traces_unchanged += len(kept) - changed
+    report.stored_in.update(store.layer_of(t) for t in kept)
     report.steps += sum(len(t.steps) for t in kept)
     report.tool_calls += sum(len(t.tool_calls) for t in kept)
 

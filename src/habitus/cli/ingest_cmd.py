@@ -26,6 +26,10 @@ def _render(data: dict[str, Any]) -> None:
         f"({data['files_unchanged']} unchanged): {data['steps']} steps, {data['tool_calls']} tool calls, "
         f"{data['redactions']} secrets redacted, {data['skipped_lines']} lines skipped "
         f"in {data['seconds']:.1f}s", highlight=False)
+    kept_here = data.get("stored_in", {}).get("local", 0)
+    if kept_here and data.get("store") == "postgres":
+        stdout.print(f"  {kept_here} kept on this machine only: their repos are not in share.repos "
+                     "(`habitus config set share.repos …` shares them with the team)", highlight=False)
     if data["traces_kept_longer"]:
         stdout.print(f"  kept {data['traces_kept_longer']} stored trace(s) that hold more than the shorter copy "
                      "just read", highlight=False)
@@ -83,7 +87,7 @@ def run_ingest(paths: list[Path], since: str | None, repo: Path | None, show_pro
     finally:
         store.close()
         runner.close()
-    return {**report.to_dict(), "engine": runner.name}
+    return {**report.to_dict(), "engine": runner.name, "store": store.dialect}
 
 
 def _is_repo(path: Path) -> bool:

@@ -159,8 +159,8 @@ def _one_line(text: str, limit: int = 300) -> str:
 def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
                         conn: sqlite3.Connection | None = None) -> Any:
     """The PreToolUse output (`prepared.Prepared`): the edit's warnings as context, never a decision or block."""
-    from habitus.deliver.prepared import Prepared, hook_output, hook_stores, payload_cwd
-    from habitus.store.notes import ensure_notes_schema, mark_shown
+    from habitus.deliver.prepared import Prepared, ensure_hook_schema, hook_output, hook_stores, payload_cwd
+    from habitus.store.notes import mark_shown
 
     if str(payload.get("tool_name") or "").lower() not in EDIT_TOOLS:
         return Prepared()
@@ -169,7 +169,7 @@ def prepare_before_tool(payload: dict[str, Any], *, agent: str = "claude",
         return Prepared(skipped=why)
     session = str(payload.get("session_id") or "")
     with hook_stores(conn) as (db, local, prepared):
-        ensure_notes_schema(local)
+        ensure_hook_schema(local)
         warnings = edit_warnings(payload, db, session=session, local=local)
         if not warnings:
             return prepared

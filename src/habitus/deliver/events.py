@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from habitus.deliver.prepared import Prepared, hook_output, hook_stores, payload_cwd
+from habitus.deliver.prepared import Prepared, ensure_hook_schema, hook_output, hook_stores, payload_cwd
 
 if TYPE_CHECKING:
     from habitus.store.db import Connection
@@ -92,8 +92,7 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
     from habitus.recall.api import recall, record_handover
 
     with hook_stores(conn) as (db, local, prepared):
-        from habitus.store.memory import ensure_memory_schema
-        from habitus.store.notes import ensure_notes_schema, mark_shown, shown_in_session
+        from habitus.store.notes import mark_shown, shown_in_session
 
         first = not session or not shown_in_session(local, session, "prompt")
         seen = shown_in_session(local, session, "workflow") if session else set()
@@ -107,11 +106,7 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
         new_ids = [i for i in ids if i not in seen]
         show = bool(data.get("text")) and (first or bool(new_ids))
         if show or (session and first):
-            from habitus.store.outbox import ensure_outbox_schema
-
-            ensure_memory_schema(local)
-            ensure_notes_schema(local)
-            ensure_outbox_schema(local)
+            ensure_hook_schema(local)
             prepared.begin()
         if show and local is db:
             record_handover(db, result, session_id=session or None)
@@ -160,7 +155,7 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
         from habitus.recall.cache import active_workflows
         from habitus.recall.quote import quote_evidence
         from habitus.recall.render import pitfall_line
-        from habitus.store.notes import ensure_notes_schema, mark_shown, shown_in_session
+        from habitus.store.notes import mark_shown, shown_in_session
 
         seen = shown_in_session(local, session, "pitfall") if session else set()
         hits: list[tuple[str, str, str]] = []
@@ -175,7 +170,7 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
         if not hits:
             return prepared
         if session:
-            ensure_notes_schema(local)
+            ensure_hook_schema(local)
             prepared.begin()
             mark_shown(local, session, "pitfall", [h[0] for h in hits])
         lines = [f"{PITFALL_MARK} (this went wrong in past runs of this repo):"]

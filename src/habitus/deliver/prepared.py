@@ -118,6 +118,18 @@ def payload_cwd(payload: dict[str, Any]) -> tuple[Path | None, str | None]:
     return None, f"skipped: cwd {cwd[:200]!r} is not a folder"
 
 
+def ensure_hook_schema(local: Connection) -> None:
+    """Every table a hook writes on this machine (hand-over log, session marks, outbox), whichever hook writes
+    first: a later reader of any of them (learn's feedback, a flush, a check) finds them all."""
+    from habitus.store.memory import ensure_memory_schema
+    from habitus.store.notes import ensure_notes_schema
+    from habitus.store.outbox import ensure_outbox_schema
+
+    ensure_memory_schema(local)
+    ensure_notes_schema(local)
+    ensure_outbox_schema(local)
+
+
 @contextmanager
 def hook_stores(conn: Connection | None) -> Iterator[tuple[Connection, Connection, Prepared]]:
     """(the store, where the hook writes, the `Prepared` holding those writes) for one event handler.

@@ -62,6 +62,7 @@ KNOWN_KEYS: dict[str, tuple[type, str]] = {
     "embed.base_url": (str, "embeddings endpoint (OpenAI-compatible .../v1)"),
     "embed.lsa_dims": (int, "tfidf: reduce to this many LSA dimensions (0: off)"),
     "store.url": (str, "shared store: postgresql://user:password@host/db (unset: $HABITUS_HOME/habitus.db)"),
+    "store.vectors": (str, "shared store: how embeddings are ranked: auto | pgvector | numpy (see docs/store.md)"),
     "store.refresh_s": (float, "shared store: seconds the local recall cache is trusted before asking the server"),
     "share.repos": (str, "shared store: repos whose traces are shared (comma-separated remote URLs or root commits)"),
 }
@@ -137,6 +138,8 @@ def parse_value(key: str, raw: str) -> Any:
         raise ConfigError(f"llm.provider must be one of {', '.join(PRESETS)}; got {raw!r}")
     if key == "store.url" and text and not text.startswith(("postgresql://", "postgres://")):
         raise ConfigError(f"store.url must be a postgresql:// URL (unset it for the embedded store); got {raw!r}")
+    if key == "store.vectors" and text not in {"auto", "pgvector", "numpy"}:
+        raise ConfigError(f"store.vectors must be auto, pgvector or numpy; got {raw!r}")
     if key == "llm.cache_ttl" and text not in {"5m", "1h"}:
         raise ConfigError(f"llm.cache_ttl must be 5m or 1h; got {raw!r}")
     return raw

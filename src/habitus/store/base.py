@@ -65,6 +65,9 @@ class Store(Protocol):
     def search_traces(self, query: str, *, limit: int = 20) -> list[TraceSummary]:
         """Full-text search over task and message text."""
 
+    def layer_of(self, trace: Trace) -> str:
+        """Where the store puts `trace`: `team` (a shared server) or `local` (this machine's embedded file)."""
+
     def get_file_state(self, path: str) -> FileState | None: ...
 
     def set_file_state(self, state: FileState) -> None: ...

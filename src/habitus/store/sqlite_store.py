@@ -24,6 +24,8 @@ from habitus.store.db import transaction
 from habitus.store.home import default_db_path
 from habitus.store.sqlite import StoreError, check_schema, connect
 
+TEAM, LOCAL = "team", "local"  # where a trace is stored: the team's server, or this machine's embedded file
+
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -49,6 +51,10 @@ class SQLStore:
             yield conn
 
     # -- traces -----------------------------------------------------------------------------------
+    def layer_of(self, trace: Trace) -> str:
+        """Where this store puts `trace`: `local` here (a shared store says `team` for a shared repo's)."""
+        return LOCAL
+
     def _outgoing(self, traces: list[Trace]) -> list[Trace]:
         """The traces this store takes (all; a shared store keeps some local, `PostgresStore`)."""
         return traces

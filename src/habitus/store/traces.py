@@ -286,6 +286,21 @@ def write_file_state(conn: Any, state: FileState, now: str) -> None:
     )
 
 
+def delete_file_state(conn: Any, path: str) -> None:
+    conn.execute("DELETE FROM ingested_files WHERE path = ?", (path,))
+
+
+def subjects_of(conn: Any, trace_ids: list[str]) -> dict[str, str | None]:
+    """The subject of each stored trace among `trace_ids` (absent ids are left out)."""
+    found: dict[str, str | None] = {}
+    for start in range(0, len(trace_ids), 500):
+        chunk = trace_ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT id, subject FROM traces WHERE id IN ({marks})", chunk):
+            found[row[0]] = row[1]
+    return found
+
+
 def producers_by_session(conn: Any) -> dict[str, str]:
     """Session id (and trace id) → the pseudonymous member who stored it, for every trace that has one."""
     ensure_traces_schema(conn)

@@ -2,7 +2,9 @@
 
 Component `vectors`, migrated with `habitus.store.sqlite.ensure_schema` on a connection from
 `habitus.store.sqlite.connect()`. Ranking happens in numpy (`habitus.index.vectors`): this
-Python's sqlite3 cannot load vector extensions, so the table only stores and fetches.
+Python's sqlite3 cannot load vector extensions, so the table only stores and fetches. On PostgreSQL
+each vector is also kept as pgvector's type with an HNSW index per dimension, where the store uses
+pgvector (`habitus.store.pgvector`: `store.vectors`); otherwise the blobs are ranked here as on SQLite.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from habitus.store.db import POSTGRES, dialect, transaction
+from habitus.store.db import transaction
+from habitus.store.pgvector import has_embedding_column, uses_pgvector
 from habitus.store.sqlite import ensure_schema
 
 if TYPE_CHECKING:
@@ -33,17 +36,19 @@ _TABLE = """
 MIGRATIONS: list[dict[str, str]] = [
     {"sqlite": _TABLE.format(now="(strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))"),
      "postgres": _TABLE.format(now="""(to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))""")},
-    # PostgreSQL keeps each vector a second time as pgvector's type, for nearest-neighbour search with an
-    # HNSW index per dimension (`_ensure_hnsw`); SQLite ranks the blobs in numpy (`nearest_vectors`).
-    {"sqlite": "", "postgres": "CREATE EXTENSION IF NOT EXISTS vector; "
-                               "ALTER TABLE embedding_cache ADD COLUMN IF NOT EXISTS embedding vector;"},
+    # Was: pgvector's column, created with the extension. It is added when a store first uses pgvector
+    # (`habitus.store.pgvector`), so a server without it (or whose build cannot run on its CPU) still opens.
+    {"sqlite": "", "postgres": "SELECT 1"},
 ]
-_PUT_SQL = {
-    "sqlite": "INSERT INTO embedding_cache(key, embedder, model, dim, vector) VALUES (?, ?, ?, ?, ?) "
-              "ON CONFLICT(key) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
-    "postgres": "INSERT INTO embedding_cache(key, embedder, model, dim, vector, embedding) "
+_PUT_SQL = {  # by where the vector goes: the blob only; the blob and pgvector's column; the blob, column left empty
+    "blob": "INSERT INTO embedding_cache(key, embedder, model, dim, vector) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+    "pgvector": "INSERT INTO embedding_cache(key, embedder, model, dim, vector, embedding) "
                 "VALUES (?, ?, ?, ?, ?, ?::vector) ON CONFLICT(key) DO UPDATE SET dim = excluded.dim, "
                 "vector = excluded.vector, embedding = excluded.embedding",
+    # pgvector is off but its column exists: a NULL is never indexed, so no distance is computed on the server
+    "blob_column": "INSERT INTO embedding_cache(key, embedder, model, dim, vector) VALUES (?, ?, ?, ?, ?) "
+                   "ON CONFLICT(key) DO UPDATE SET dim = excluded.dim, vector = excluded.vector, embedding = NULL",
 }
 _CHUNK = 500  # keys per SELECT (SQLite's variable limit is 999 on old builds)
 
@@ -80,15 +85,16 @@ def put_vectors(conn: Any, rows: Iterable[tuple[str, str, str, np.ndarray]]) -> 
     import numpy as np
 
     ensure(conn)
+    pgvector = uses_pgvector(conn)
     payload = []
     for key, embedder, model, vector in rows:
         array = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         row = (key, embedder, model, int(array.shape[0]), array.tobytes())
-        payload.append(row + (_pg_vector(array),) if dialect(conn) == POSTGRES else row)
+        payload.append(row + (_pg_vector(array),) if pgvector else row)
     if not payload:
         return 0
-    sql = _PUT_SQL[dialect(conn)]
-    if dialect(conn) == POSTGRES:
+    sql = _PUT_SQL["pgvector" if pgvector else "blob_column" if has_embedding_column(conn) else "blob"]
+    if pgvector:
         for dim in sorted({row[3] for row in payload}):
             _ensure_hnsw(conn, dim)
     if conn.in_transaction:  # the caller's transaction decides
@@ -130,15 +136,16 @@ def _ensure_hnsw(conn: Any, dim: int) -> None:
 def nearest_vectors(conn: Any, embedder: str, model: str, query: np.ndarray, k: int = 10) -> list[tuple[str, float]]:
     """The `k` cached vectors of (embedder, model) nearest to `query` by cosine: (key, similarity), best first.
 
-    PostgreSQL answers from the HNSW index (approximate, as pgvector's HNSW is); SQLite ranks every
-    cached vector of the model in numpy (exact).
+    A store that uses pgvector answers from its HNSW index (approximate, as pgvector's HNSW is); SQLite,
+    and PostgreSQL without pgvector (`habitus.store.pgvector`), rank every cached vector of the model in
+    numpy here (exact).
     """
     import numpy as np
 
     ensure(conn)
     q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
     dim = int(q.shape[0])
-    if dialect(conn) == POSTGRES:
+    if uses_pgvector(conn):
         _ensure_hnsw(conn, dim)
         rows = conn.execute(
             f"SELECT key, 1 - (embedding::vector({dim}) <=> ?::vector({dim})) FROM embedding_cache "
