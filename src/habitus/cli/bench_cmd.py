@@ -211,14 +211,22 @@ def replay_cmd(
                          progress=None if as_json else lambda m: stderr.print(m, highlight=False))
     except (ReplayError, StoreError) as exc:
         fail(str(exc))
-    default = _default_out()  # …/bench/expense/<time> → …/bench/replay/<time>
-    paths = write_reports(run, out or default.parent.parent / "replay" / default.name)
-    if as_json:
-        emit({**run.to_dict(), "reports": paths}, True)
-        return
     from habitus.bench.replay.report import markdown
 
-    typer.echo(markdown(run.to_dict()))
+    _print_replay(run.to_dict(), write_reports(run, out or _replay_out()), markdown, as_json)
+
+
+def _replay_out() -> Path:
+    default = _default_out()  # …/bench/expense/<time> → …/bench/replay/<time>
+    return default.parent.parent / "replay" / default.name
+
+
+def _print_replay(data: dict[str, Any], paths: dict[str, str], markdown: Any, as_json: bool) -> None:
+    """One JSON document with the report paths, or the markdown tables and where the reports are."""
+    if as_json:
+        emit({**data, "reports": paths}, True)
+        return
+    typer.echo(markdown(data))
     stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
 
 
@@ -234,10 +242,4 @@ def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None,
                                  progress=None if as_json else lambda m: stderr.print(m, highlight=False))
     except (ReplayError, StoreError, ValueError) as exc:
         fail(str(exc))
-    default = _default_out()
-    paths = write_multi_reports(result, out or default.parent.parent / "replay" / default.name)
-    if as_json:
-        emit({**result.to_dict(), "reports": paths}, True)
-        return
-    typer.echo(multi_markdown(result.to_dict()))
-    stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
+    _print_replay(result.to_dict(), write_multi_reports(result, out or _replay_out()), multi_markdown, as_json)
