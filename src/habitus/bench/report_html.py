@@ -1,7 +1,9 @@
-"""Self-contained HTML reports: sections of text, tables and matplotlib figures embedded as base64 PNGs.
+"""Self-contained HTML reports: sections of Markdown text, tables and matplotlib figures embedded as base64 PNGs.
 
 One file, no external assets, so a report can be mailed or attached to a CI run. Any benchmark
-builds `Section`s and calls `write_html_report(path, title, sections)`.
+builds `Section`s and calls `write_html_report(path, title, sections)`. A figure is given as a
+function that draws it: matplotlib comes with the `plots` extra, and without it the report says
+in one line what would draw the figure instead of failing.
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ class Table:
 
 @dataclass
 class Section:
-    """A report section. `figures` are matplotlib Figures or ready PNG bytes."""
+    """A report section. `figures` are PNG bytes, matplotlib Figures, or functions returning either."""
 
     title: str
-    text: str | None = None  # plain text; blank lines separate paragraphs
+    text: str | None = None  # Markdown (`habitus.bench.markdown_html`): paragraphs, lists, tables, `code`, **bold**
     tables: list[Table] = field(default_factory=list)
     figures: list[Any] = field(default_factory=list)
     blocks: list[tuple[str, str]] = field(default_factory=list)  # (heading, preformatted text) pairs
+    level: int = 2  # the heading's level (h2; h3 for a section under another)
+    anchor: str | None = None  # id of the section, for links within the page
+    open_blocks: bool = True  # blocks shown unfolded
 
 
 def figure_png(fig: Any, dpi: int = 100) -> bytes:
@@ -65,17 +70,39 @@ def _num_class(cell: Any) -> str:
     return " class='num'" if isinstance(cell, int | float) and not isinstance(cell, bool) else ""
 
 
-def render_section(section: Section) -> str:
-    parts = [f"<h2>{html.escape(section.title)}</h2>"]
-    if section.text:
-        parts += [f"<p>{html.escape(p.strip())}</p>" for p in section.text.split("\n\n") if p.strip()]
-    parts += [render_table(t) for t in section.tables]
+def _figures(section: Section) -> list[str]:
+    from habitus.core.extras import has_extra, install_hint
+
+    parts, left_out = [], 0
     for fig in section.figures:
+        if callable(fig):
+            if not has_extra("plots"):
+                left_out += 1
+                continue
+            fig = fig()
         png = fig if isinstance(fig, bytes | bytearray) else figure_png(fig)
         data = base64.b64encode(png).decode("ascii")
         parts.append(f'<img alt="{html.escape(section.title)}" src="data:image/png;base64,{data}">')
+    if left_out:
+        parts.append(f"<p class='meta'>{left_out} figure(s) left out: matplotlib is not installed "
+                     f"({html.escape(install_hint('plots'))} draws them).</p>")
+    return parts
+
+
+def render_section(section: Section) -> str:
+    from habitus.bench.markdown_html import to_html
+
+    level = min(max(section.level, 1), 6)
+    anchor = f" id='{html.escape(section.anchor)}'" if section.anchor else ""
+    parts = [f"<h{level}{anchor}>{html.escape(section.title)}</h{level}>"]
+    if section.text:
+        parts.append(to_html(section.text))
+    parts += [render_table(t) for t in section.tables]
+    parts += _figures(section)
+    state = " open" if section.open_blocks else ""
     for heading, text in section.blocks:
-        parts.append(f"<details open><summary>{html.escape(heading)}</summary><pre>{html.escape(text)}</pre></details>")
+        parts.append(f"<details{state}><summary>{html.escape(heading)}</summary><pre>{html.escape(text)}</pre>"
+                     "</details>")
     return "<section>" + "\n".join(parts) + "</section>"
 
 

@@ -89,7 +89,7 @@ def write_reports(run: ReplayRun, out_dir: Path | str) -> dict[str, str]:
         caption="right files / files handed, per task")
     sections = [
         Section("Selectors", text=md.split("\n\n", 1)[0], tables=[Table(columns=columns, rows=rows)],
-                figures=[_figure(data)]),
+                figures=[lambda: _figure(data)]),
         Section("Per task", tables=[per_task]),
         Section("habitus hand-overs", blocks=[(t.task[:100], run.handovers[t.id]) for t in run.tasks
                                               if t.id in run.handovers][:60]),
