@@ -38,6 +38,7 @@ class Section:
     level: int = 2  # the heading's level (h2; h3 for a section under another)
     anchor: str | None = None  # id of the section, for links within the page
     open_blocks: bool = True  # blocks shown unfolded
+    after: str | None = None  # Markdown shown after the tables and figures
 
 
 def figure_png(fig: Any, dpi: int = 100) -> bytes:
@@ -99,6 +100,8 @@ def render_section(section: Section) -> str:
         parts.append(to_html(section.text))
     parts += [render_table(t) for t in section.tables]
     parts += _figures(section)
+    if section.after:
+        parts.append(to_html(section.after))
     state = " open" if section.open_blocks else ""
     for heading, text in section.blocks:
         parts.append(f"<details{state}><summary>{html.escape(heading)}</summary><pre>{html.escape(text)}</pre>"
