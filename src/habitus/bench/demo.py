@@ -177,7 +177,7 @@ def _stage_fixture(work: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Se
         f"A git repository at `{fx.repo}` with {len(fx.sessions)} agent sessions that built its history "
         f"({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))}). Some sessions took detours "
         "(a failing command, then the fix), which is what pitfalls are learned from."),
-        tables=[Table(["#", "agent", "kind", "task", "detour"], rows)])
+        tables=[Table(["#", "agent", "kind", "task", "detour"], rows, markdown=True)])
 
 
 def _stage_ingest(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
@@ -223,7 +223,7 @@ def _stage_learn(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
         f"{len(workflows)} workflows learned from {report.records_total} records (one per task in a session), "
         "without a model."),
         tables=[Table(["id", "name", "steps", "checks", "pitfalls", "cues (first 4)", "sources"], rows)],
-        blocks=blocks)
+        blocks=blocks, open_blocks=False)
 
 
 def _recall_row(result: Any) -> list[Any]:
@@ -264,7 +264,7 @@ def _stage_recall(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
         result = recall(task, cwd=fx.repo, conn=store.conn, log=False)
         rows.append(_recall_row(result))
         judged.append(_judged(task, result, kind, kind_of, names, rows[-1]))
-        texts.append((f"Task: {task}", result.text or "(nothing handed over)"))
+        texts.append((f"{task} — the hand-over, as the agent receives it", result.text or "(nothing handed over)"))
         for wid in result.to_dict().get("workflow_ids") or []:
             picked_by.setdefault(wid, (task, kind))
     # Move a file a workflow points at, commit, and recall that workflow's task again: the step is
@@ -274,13 +274,14 @@ def _stage_recall(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     after = recall(again, cwd=fx.repo, conn=store.conn, log=False)
     rows.append([f"(after {moved_note}) {again}", *_recall_row(after)[1:]])
     judged.append(_judged(rows[-1][0], after, again_kind, kind_of, names, rows[-1]))
-    texts.append((f"Task (after {moved_note}): {again}", after.text or "(nothing handed over)"))
+    texts.append((f"(after {moved_note}) {again} — the hand-over", after.text or "(nothing handed over)"))
     facts["recall"] = judged
     return Section("3. What each task was handed, and why", text=(
         "New tasks of each learned kind, an unrelated task, a docs-only review that mentions a learned feature "
         "(inspect intent), a negated request, and a task asked again after a commit moved one of its files."),
-        tables=[Table(["task", "intent", "picked (phrase that fired)", "moved", "stale", "chars"], rows)],
-        blocks=texts)
+        tables=[Table(["task", "intent", "picked (phrase that fired)", "moved", "stale", "chars"], rows,
+                      markdown=True)],
+        blocks=texts, open_blocks=False)
 
 
 def _move_a_workflow_file(repo: Path, workflows: list[Any]) -> tuple[str, str | None]:

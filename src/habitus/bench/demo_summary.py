@@ -20,16 +20,14 @@ def shorten(text: str, width: int = 90) -> str:
 
 
 def sessions_phrase(facts: dict[str, Any]) -> str:
-    """"13 agent sessions (10 Claude Code, 3 Codex), read as 14 transcripts: one session ran a subagent"."""
+    """In words: "13 agent sessions (10 Claude Code, 3 Codex; 14 transcripts, as one session ran a subagent)"."""
     agents = facts.get("agents") or {}
     by_agent = ", ".join(f"{n} {AGENT_NAMES.get(a, a)}" for a, n in sorted(agents.items(), key=lambda kv: -kv[1]))
-    phrase = f"{facts['sessions']} agent sessions" + (f" ({by_agent})" if by_agent else "")
-    traces = (facts.get("ingest") or {}).get("traces")
-    extra = (traces or 0) - facts["sessions"]
-    if extra > 0:
-        phrase += (f", read as {traces} transcripts ({extra} of them a subagent's, which Claude Code keeps in a "
-                   "file of its own)")
-    return phrase
+    traces = (facts.get("ingest") or {}).get("traces") or 0
+    extra = traces - facts["sessions"]
+    read = f"{traces} transcripts, as {'one session' if extra == 1 else f'{extra} sessions'} ran a subagent"
+    inner = "; ".join(p for p in (by_agent, read if extra > 0 else "") if p)
+    return f"{facts['sessions']} agent sessions" + (f" ({inner})" if inner else "")
 
 
 def learned_line(facts: dict[str, Any]) -> str:
@@ -68,9 +66,9 @@ def summary_section(facts: dict[str, Any]) -> Section:
     if verdict:
         after.append(f"**Replay verdict** (a second generated repository, {facts['replay']['history']} past "
                      f"sessions learned, {facts['replay']['tasks']} later tasks replayed): {verdict}")
-    after.append("Below: [the hand-overs in full](#handovers), [the replay](#replay); research parts "
-                 "(context policies, an expense benchmark, the recall benchmark, skill refinement) are on "
-                 "[their own page](research.html).")
+    after.append("Below: [the hand-overs in full](#handovers) and [the replay](#replay). Research parts (context "
+                 "policies, an expense benchmark, the recall benchmark, skill refinement): [their own page]"
+                 "(research.html).")
     return Section("Summary", text="\n\n".join(parts), anchor="summary",
-                   tables=[Table(["new task", "handed", "it needed", "right?"], handed_rows(facts))],
+                   tables=[Table(["new task", "handed", "it needed", "right?"], handed_rows(facts), markdown=True)],
                    after="\n\n".join(after))

@@ -24,6 +24,7 @@ class Table:
     columns: list[str]
     rows: list[list[Any]]
     caption: str | None = None
+    markdown: bool = False  # text cells as inline Markdown (`code`, **bold**), escaped like everything else
 
 
 @dataclass
@@ -58,9 +59,12 @@ def _fmt(cell: Any) -> str:
 
 
 def render_table(table: Table) -> str:
+    from habitus.bench.markdown_html import inline
+
+    cell = inline if table.markdown else html.escape
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td{_num_class(c)}>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>"
+        "<tr>" + "".join(f"<td{_num_class(c)}>{cell(_fmt(c))}</td>" for c in row) + "</tr>"
         for row in table.rows
     )
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""

@@ -6,13 +6,13 @@ the same for the five most-changed files of the history (the `most-changed` base
 ran), and the same again for the tasks that were pasted plans. `decide` turns those counts into
 one of three pieces of advice, by the rules below, and `Verdict.sentence` says it in one sentence:
 
-- **use** the hand-overs: at least `MIN_TASKS` tasks replayed, a right file for at least
-  `MIN_RIGHT` of them, only wrong files for at most `MAX_WRONG`, and per-task F1 above the
-  baseline's with the paired 95% interval above 0 (when the baseline ran);
+- **use** the hand-overs: at least `MIN_TASKS` replayed tasks that changed files, a right file for
+  at least `MIN_RIGHT` of those, only wrong files for at most `MAX_WRONG` of all replayed tasks, and
+  per-task F1 above the baseline's with the paired 95% interval above 0 (when the baseline ran);
 - **plans only**: the same shares hold on the pasted-plan tasks (at least `MIN_PLANS` of them), with
   a mean F1 there above the baseline's, while they fail over all tasks;
-- **not yet**: anything else, with the reason (too few tasks, too few right, too many wrong, no
-  better than the baseline).
+- **not yet**: anything else, with the reason (too few tasks, nothing handed, too few right, too
+  many wrong, no better than the baseline).
 """
 
 from __future__ import annotations
@@ -36,19 +36,23 @@ USE, PLANS_ONLY, NOT_YET = "use", "plans-only", "not-yet"
 class Tally:
     """Right and wrong hand-overs of one selector over some tasks, and its mean per-task F1."""
 
-    tasks: int
-    right: int
-    wrong: int
-    f1: float
+    tasks: int  # replayed
+    changed: int  # of which the session changed files (a right file was possible)
+    handed: int  # tasks handed any file
+    right: int  # tasks handed at least one file the session changed
+    wrong: int  # tasks handed files, none of which the session changed
+    f1: float  # mean per-task F1 over the tasks that changed files
 
     @classmethod
     def of(cls, scores: list[TaskScore]) -> Tally:
-        return cls(tasks=len(scores), right=sum(1 for s in scores if s.right > 0),
-                   wrong=sum(1 for s in scores if s.false_handover),
-                   f1=round(sum(s.f1 for s in scores) / len(scores), 4) if scores else 0.0)
+        changed = [s for s in scores if s.truth]
+        return cls(tasks=len(scores), changed=len(changed), handed=sum(1 for s in scores if s.handed),
+                   right=sum(1 for s in changed if s.right > 0), wrong=sum(1 for s in scores if s.false_handover),
+                   f1=round(sum(s.f1 for s in changed) / len(changed), 4) if changed else 0.0)
 
     def good(self) -> bool:
-        return bool(self.tasks) and self.right >= MIN_RIGHT * self.tasks and self.wrong <= MAX_WRONG * self.tasks
+        return (bool(self.changed) and self.right >= MIN_RIGHT * self.changed
+                and self.wrong <= MAX_WRONG * self.tasks)
 
 
 @dataclass(frozen=True)
@@ -73,9 +77,9 @@ def _pct(part: int, whole: int) -> str:
 def decide(habitus: Tally, baseline: Tally | None, plans: Tally, plans_baseline: Tally | None,
            f1_gain_low: float | None) -> tuple[str, str]:
     """(advice, reason) from the counts (see the module docstring)."""
-    if habitus.tasks < MIN_TASKS:
-        return NOT_YET, (f"only {habitus.tasks} tasks could be replayed; ingest more sessions of this repository "
-                         "and run it again")
+    if habitus.changed < MIN_TASKS:
+        return NOT_YET, (f"only {habitus.changed} replayed tasks changed files, too few to judge; ingest more "
+                         "sessions of this repository and run it again")
     beats = baseline is None or (habitus.f1 > baseline.f1 and f1_gain_low is not None and f1_gain_low > 0)
     if habitus.good() and beats:
         return USE, ""
@@ -83,8 +87,11 @@ def decide(habitus: Tally, baseline: Tally | None, plans: Tally, plans_baseline:
     if plans.tasks >= MIN_PLANS and plans.good() and plans_beat:
         return PLANS_ONLY, (f"on the {plans.tasks} pasted plans it was right for {plans.right} and only wrong for "
                             f"{plans.wrong}")
-    if habitus.right < MIN_RIGHT * habitus.tasks:
-        return NOT_YET, "it was right for too few tasks; replay again after more sessions are ingested"
+    if not habitus.handed:
+        return NOT_YET, ("it handed no file at all: it abstains where this history does not back a hand-over, so it "
+                         "does no harm here, but no good either")
+    if habitus.right < MIN_RIGHT * habitus.changed:
+        return NOT_YET, "it was right for too few tasks"
     if habitus.wrong > MAX_WRONG * habitus.tasks:
         return NOT_YET, "it handed only wrong files too often"
     return NOT_YET, "it was not clearly better than handing the five most-changed files"
@@ -93,11 +100,12 @@ def decide(habitus: Tally, baseline: Tally | None, plans: Tally, plans_baseline:
 def render(verdict: Verdict) -> str:
     """The verdict as one sentence a user can act on."""
     h, b = verdict.habitus, verdict.baseline
-    said = (f"habitus handed a right file to {h.right} of {h.tasks} replayed tasks ({_pct(h.right, h.tasks)}) "
-            f"and only wrong files to {h.wrong} ({_pct(h.wrong, h.tasks)})")
+    said = (f"Of {h.tasks} replayed tasks, {h.changed} changed files: habitus handed a right file to {h.right} of "
+            f"those {h.changed} ({_pct(h.right, h.changed)}) and only wrong files to {h.wrong} of the {h.tasks} "
+            f"({_pct(h.wrong, h.tasks)})")
     if b is not None:
-        said += (f"; the five most-changed files would have been right for {b.right} "
-                 f"({_pct(b.right, b.tasks)}) and only wrong for {b.wrong} ({_pct(b.wrong, b.tasks)})")
+        said += (f", where the five most-changed files would have been right for {b.right} "
+                 f"({_pct(b.right, b.changed)}) and only wrong for {b.wrong} ({_pct(b.wrong, b.tasks)})")
     if verdict.advice == USE:
         return said + ": use the hand-overs on this repository."
     if verdict.advice == PLANS_ONLY:
