@@ -109,5 +109,5 @@ def stage_recall_bench(out_dir: Path, facts: dict[str, Any], scenarios: int) -> 
     return Section("Recall benchmark: valid, false and stale retrievals", level=2, anchor="recall-bench", text=(
         "Selectors compared on the same memory and the same generated tasks, including adversarial ones "
         "(mentions without intent, negations, look-alikes, moved and deleted files, tasks that need nothing). "
-        "Full report: [recall-bench/index.html](recall-bench/index.html)."),
+        "Full report: [recall-bench/report.html](recall-bench/report.html)."),
         tables=[Table(COLUMNS, table_rows(summary))])

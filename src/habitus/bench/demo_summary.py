@@ -45,7 +45,7 @@ def handed_rows(facts: dict[str, Any]) -> list[list[str]]:
         if r.get("moved"):
             handed += f" ({r['moved']} step shown at its new path)"
         expected = r.get("expected") or "no workflow"
-        rows.append([shorten(r["task"], 84), handed, expected, "yes" if r.get("right") else "no"])
+        rows.append([shorten(r["task"], 72), handed, expected, "yes" if r.get("right") else "no"])
     return rows
 
 

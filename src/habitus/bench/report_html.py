@@ -114,7 +114,9 @@ def render_section(section: Section) -> str:
 
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222;line-height:1.35}
+h1{font-size:1.6em;margin:.3em 0}h2{font-size:1.3em;margin:1.2em 0 .5em}h3{font-size:1.1em}
+p{margin:.5em 0}ul,ol{margin:.4em 0}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -122,7 +124,8 @@ pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:.6em;white-space:pre-wra
 summary{cursor:pointer;font-weight:600;margin-top:.6em}
 caption{caption-side:top;text-align:left;font-style:italic;padding:.3em 0}
 img{max-width:100%;display:block;margin:1em 0}
-.meta{color:#777;font-size:.85em}
+.meta{color:#777;font-size:.85em;margin:0}
+code{background:#f3f3f3;padding:0 .2em;border-radius:3px;font-size:.9em}
 """
 
 

@@ -96,7 +96,7 @@ _FACT_LINES: dict[str, Any] = {
     "sessions": lambda v: f"agent sessions generated: {v}",
     "agents": lambda v: "by agent: " + _agents(v),
     "subagent_files": lambda v: f"subagent transcripts among them (Claude Code keeps each in a file of its own): {v}",
-    "ingest": lambda v: (f"ingested {v['traces']} transcripts (a subagent's is one of its own) from {v['files']} "
+    "ingest": lambda v: (f"ingested {v['traces']} transcripts (each subagent has one of its own) from {v['files']} "
                          f"files: {v['steps']} steps, {v['tool_calls']} tool calls, {v['redactions']} secrets "
                          "redacted"),
     "workflows": lambda v: f"workflows learned: {', '.join(v) if v else 'none'}",
