@@ -85,11 +85,9 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
     replay, no rejected build stored again) unless `force`.
     """
     from habitus.capture.subject import repo_subject
-    from habitus.learn.feedback import apply_feedback
-    from habitus.learn.induce import carry_ids, induce
-    from habitus.learn.records import records_from_trace
     from habitus.store import store_on
     from habitus.store.memory import (
+        count_records,
         delete_task_records,
         ensure_memory_schema,
         load_records,
@@ -130,6 +128,8 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
             trace = store.get_trace(summary.id)
             if trace is None:
                 continue
+            from habitus.learn.records import records_from_trace  # only when a trace is new: a heavy import
+
             recs = records_from_trace(trace, repo=repo_path)
             recs[0].meta["trace_version"] = version
             new_records.extend(recs)
@@ -141,16 +141,22 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
         save_records(conn, new_records)
     report.records_new = len(new_records)
     report.traces_new = len(relearned)
-    for rec in new_records:
-        report.feedback.extend(apply_feedback(conn, rec))
+    if new_records:
+        from habitus.learn.feedback import apply_feedback
+
+        for rec in new_records:
+            report.feedback.extend(apply_feedback(conn, rec))
     touched = {r.subject for r in new_records if r.subject}
     subjects = [subject] if subject else sorted(touched if not rebuild else set(record_subjects(conn)) | touched)
     for subj in subjects:
-        records = load_records(conn, subj)
-        report.records_total += len(records)
         if subj not in touched and not force and _learned_before(conn, subj):
             report.unchanged.append(subj)
+            report.records_total += count_records(conn, subj)
             continue
+        from habitus.learn.induce import carry_ids, induce
+
+        records = load_records(conn, subj)
+        report.records_total += len(records)
         if records and repo_map and (subj in touched or not has_repo_map(conn, subj)):
             from habitus.learn.replay import replay_repo
             from habitus.learn.repomap import learn_repo_map

@@ -371,6 +371,12 @@ def load_records(conn: Any, subject: str | None = None) -> list[Record]:
     return [Record.from_dict(json.loads(r["data"])) for r in rows]
 
 
+def count_records(conn: Any, subject: str) -> int:
+    """How many records a subject has (without reading them)."""
+    ensure_memory_schema(conn)
+    return int(conn.execute("SELECT COUNT(*) FROM learn_records WHERE root = ?", (root_of(subject),)).fetchone()[0])
+
+
 def record_versions(conn: Any) -> dict[str, str | None]:
     """trace id → the trace version its record was made from (`meta.trace_version`), for every record."""
     ensure_memory_schema(conn)
