@@ -63,3 +63,12 @@ def test_each_case_has_its_own_words(changes: dict[str, Any], expected: str) -> 
 def test_nothing_served_yet_says_what_helps() -> None:
     lines = explain(report(replay=[REJECTED], repo_maps=[{**MAP, "accepted": False, "kept": "none", "reasons": []}]))
     assert lines[-1].startswith("next: nothing is handed over yet")
+
+
+def test_an_accepted_build_says_what_it_did_on_past_tasks() -> None:
+    figures = {**FIGURES, "found": 43, "edited": 45, "false_retrievals": 0, "negatives": 7}
+    accepted = {**REJECTED, "accepted": True, "candidate": figures, "current": {**FIGURES, "found": 0}}
+    lines = explain(report(replay=[accepted], active_workflows=3))
+    assert ("  these workflows are now in use: replayed on 14 past tasks, they pointed to 43 of the 45 places those "
+            "tasks edited (the memory before: 0) and handed something to 0 of 7 tasks that needed nothing "
+            "(before: 4)") in lines

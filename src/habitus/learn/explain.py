@@ -27,6 +27,16 @@ def _rejected(verdict: dict[str, Any], in_use: int) -> str:
     return f"{said}, so {keeps} (`habitus learn --show-rejected` lists the build, #{verdict.get('rejected_id')})"
 
 
+def _accepted(verdict: dict[str, Any]) -> str:
+    c, m = verdict["candidate"], verdict["current"]
+    said = (f"these workflows are now in use: replayed on {_plural(c['tasks'], 'past task')}, they pointed to "
+            f"{c['found']} of the {c['edited']} places those tasks edited (the memory before: {m['found']})")
+    if c["negatives"]:
+        said += (f" and handed something to {c['false_retrievals']} of {c['negatives']} tasks that needed nothing "
+                 f"(before: {m['false_retrievals']})")
+    return said
+
+
 def _workflows(data: dict[str, Any]) -> list[str]:
     lines = []
     for wf in data["workflows"]:
@@ -67,6 +77,8 @@ def explain(data: dict[str, Any]) -> list[str]:
             lines.append("  " + _rejected(verdict, data.get("active_workflows", 0)))
         elif not verdict.get("workflows"):
             lines.append("  no workflow: no kind of task recurred in enough sessions to make one")
+        elif not verdict.get("skipped"):
+            lines.append("  " + _accepted(verdict))
     lines += [f"  {describe_map(summary)}" for summary in data.get("repo_maps") or []]
     if data.get("unchanged"):
         lines.append(f"  {_plural(len(data['unchanged']), 'repository', 'repositories')} with nothing new left as "

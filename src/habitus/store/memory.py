@@ -4,7 +4,7 @@ Tables belong to the `memory` component and are migrated with `habitus.store.sql
 Workflows are stored as their `to_dict()` JSON plus queryable columns (subject, root commit, status,
 counters, last verification); the columns win over the JSON on load, so counter updates are single
 UPDATE statements that concurrent hook processes can run safely. Workflows of a subject are found
-by the subject's root commit, so every clone of a repo shares memory (DESIGN §3).
+by the subject's root commit, so every clone of a repo shares memory (docs/architecture.md §3).
 """
 
 from __future__ import annotations
