@@ -6,17 +6,11 @@ the page and the JSON cannot disagree. Texts are shortened at a word boundary, n
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
-from habitus.bench.report_html import Section, Table
+from habitus.bench.report_html import Section, Table, shorten
 
 AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
-
-
-def shorten(text: str, width: int = 90) -> str:
-    """`text` on one line, cut at a word boundary with an ellipsis when longer than `width`."""
-    return textwrap.shorten(" ".join(text.split()), width=width, placeholder=" …")
 
 
 def sessions_phrase(facts: dict[str, Any]) -> str:

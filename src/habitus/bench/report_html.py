@@ -42,6 +42,13 @@ class Section:
     after: str | None = None  # Markdown shown after the tables and figures
 
 
+def shorten(text: str, width: int = 90) -> str:
+    """`text` on one line, cut at a word boundary with an ellipsis when longer than `width` (never mid-word)."""
+    import textwrap
+
+    return textwrap.shorten(" ".join(text.split()), width=width, placeholder=" …")
+
+
 def figure_png(fig: Any, dpi: int = 100) -> bytes:
     """PNG bytes of a matplotlib Figure (closes it, so sweeps do not leak figures)."""
     import matplotlib.pyplot as plt

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.bench.replay.runner import ReplayRun
-from habitus.bench.report_html import Section, Table, write_html_report
+from habitus.bench.report_html import Section, Table, shorten, write_html_report
 
 
 def _ci(iv: dict[str, Any], digits: int = 2) -> str:
@@ -94,7 +94,7 @@ def write_reports(run: ReplayRun, out_dir: Path | str) -> dict[str, str]:
     (out / "results.md").write_text(md, encoding="utf-8")
     columns, rows = table_rows(data)
     per_task = Table(columns=["task", "truth", *run.selectors], rows=[
-        [row["task"]["task"][:80], len(row["task"]["truth"]),
+        [shorten(row["task"]["task"], 80), len(row["task"]["truth"]),
          *[f"{row[n]['right']}/{len(row[n]['handed'])}" for n in run.selectors]] for row in data["per_task"]],
         caption="right files / files handed, per task")
     verdict = [Section("Verdict", text=data["verdict"]["sentence"])] if data.get("verdict") else []
@@ -103,7 +103,7 @@ def write_reports(run: ReplayRun, out_dir: Path | str) -> dict[str, str]:
         Section("Selectors", text=md.split("\n\n", 1)[0], tables=[Table(columns=columns, rows=rows)],
                 figures=[lambda: _figure(data)]),
         Section("Per task", tables=[per_task]),
-        Section("habitus hand-overs", blocks=[(t.task[:100], run.handovers[t.id]) for t in run.tasks
+        Section("habitus hand-overs", blocks=[(shorten(t.task, 100), run.handovers[t.id]) for t in run.tasks
                                               if t.id in run.handovers][:60]),
     ]
     html = write_html_report(out / "report.html", "habitus bench replay", sections)
