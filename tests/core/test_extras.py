@@ -79,7 +79,7 @@ def test_a_report_without_matplotlib_says_which_figures_it_left_out(without_extr
     done = run(without_extras, "-c", code, str(tmp_path / "r.html"))
     assert done.returncode == 0, done.stderr  # the figure functions were never called
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert "2 figure(s) left out: matplotlib is not installed" in page and "habitus[plots]" in page
+    assert "2 figures are left out: matplotlib is not installed" in page and "habitus[plots]" in page
 
 
 def test_require_extra_in_process() -> None:

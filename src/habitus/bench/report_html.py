@@ -96,8 +96,9 @@ def _figures(section: Section) -> list[str]:
         data = base64.b64encode(png).decode("ascii")
         parts.append(f'<img alt="{html.escape(section.title)}" src="data:image/png;base64,{data}">')
     if left_out:
-        parts.append(f"<p class='meta'>{left_out} figure(s) left out: matplotlib is not installed "
-                     f"({html.escape(install_hint('plots'))} draws them).</p>")
+        what = "A figure is" if left_out == 1 else f"{left_out} figures are"
+        parts.append(f"<p class='meta'>{what} left out: matplotlib is not installed "
+                     f"({html.escape(install_hint('plots'))} draws {'it' if left_out == 1 else 'them'}).</p>")
     return parts
 
 
