@@ -101,7 +101,9 @@ def test_demo_report_opens_with_the_summary_then_the_product_then_research(demo_
     facts = demo_run["result"]["facts"]
     for name in facts["workflows"]:
         assert name in summary
-    assert f"{facts['sessions']} agent sessions" in summary and f"{facts['ingest']['traces']} transcripts" in summary
+    assert f"{facts['sessions']} agent sessions" in summary
+    ingest = html[html.index("1. Ingest"):]
+    assert f"{facts['sessions']} sessions ({facts['ingest']['traces']} transcripts: 1 session ran a subagent" in ingest
     assert facts["replay"]["verdict"] in summary and "Replay verdict" in summary
     assert summary.count("<tr>") == len(facts["recall"]) + 1  # every new task, with what it was handed
     shown = html_lib.unescape(re.sub(r"<[^>]+>", "", summary))

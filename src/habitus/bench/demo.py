@@ -170,6 +170,7 @@ def _stage_fixture(work: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Se
     for s in fx.sessions:
         agents[s.agent] = agents.get(s.agent, 0) + 1
     facts["sessions"] = len(fx.sessions)
+    facts["session_kinds"] = dict(sorted(kinds.items()))
     facts["agents"] = agents
     facts["subagent_files"] = sum(len(s.subagent_paths) for s in fx.sessions)
     rows = [[s.index, s.agent, s.kind, s.task, "yes" if s.detour else "no"] for s in fx.sessions]
@@ -197,9 +198,13 @@ def _stage_ingest(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
               "redactions": "secrets redacted"}
     rows = [[labels[k], v] for k, v in facts["ingest"].items()]
     rows.append(["files re-read on a second ingest", again.to_dict().get("files")])
+    extra = facts["ingest"]["traces"] - facts["sessions"]
+    subagents = (f" ({facts['ingest']['traces']} transcripts: {extra} session{'s' if extra != 1 else ''} ran a "
+                 "subagent, which Claude Code keeps in a file of its own)") if extra > 0 else ""
     return Section("1. Ingest", anchor="handovers", text=(
-        f"{facts['sessions']} sessions' files read into the embedded SQLite store (secrets redacted before storage). "
-        "A second ingest of the same files reads nothing."), tables=[Table(["measure", "value"], rows)])
+        f"The files of the {facts['sessions']} sessions{subagents} read into the embedded SQLite store (secrets "
+        "redacted before storage). A second ingest of the same files reads nothing."),
+        tables=[Table(["measure", "value"], rows)])
 
 
 def _stage_learn(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
@@ -210,6 +215,7 @@ def _stage_learn(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     workflows = report.workflows
     ctx["workflows"] = workflows
     facts["workflows"] = [w.name for w in workflows]
+    facts["workflow_sessions"] = {w.name: len({src.trace for src in w.provenance.sources}) for w in workflows}
     rows = [[w.id, w.name, len(w.steps), "; ".join(w.checks) or "-", len(w.pitfalls),
              ", ".join(w.cues.any[:4]), len(w.provenance.sources)] for w in workflows]
     blocks = []

@@ -14,21 +14,40 @@ AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
 
 
 def sessions_phrase(facts: dict[str, Any]) -> str:
-    """In words: "13 agent sessions (10 Claude Code, 3 Codex; 14 transcripts, as one session ran a subagent)"."""
+    """In words: "13 agent sessions (10 Claude Code, 3 Codex)"."""
     agents = facts.get("agents") or {}
     by_agent = ", ".join(f"{n} {AGENT_NAMES.get(a, a)}" for a, n in sorted(agents.items(), key=lambda kv: -kv[1]))
-    traces = (facts.get("ingest") or {}).get("traces") or 0
-    extra = traces - facts["sessions"]
-    read = f"{traces} transcripts, as {'one session' if extra == 1 else f'{extra} sessions'} ran a subagent"
-    inner = "; ".join(p for p in (by_agent, read if extra > 0 else "") if p)
-    return f"{facts['sessions']} agent sessions" + (f" ({inner})" if inner else "")
+    return f"{facts['sessions']} agent sessions" + (f" ({by_agent})" if by_agent else "")
+
+
+KIND_WORDS = {"shortcut": "added a keyboard shortcut", "endpoint": "added an API endpoint",
+              "config": "added a config option", "inspect": "only asked a question"}
+
+
+def and_join(parts: list[str]) -> str:
+    """"a, b and c"."""
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
+
+
+def kinds_phrase(kinds: dict[str, int]) -> str:
+    """"4 added a config option, 4 added an API endpoint, … and 1 only asked a question"."""
+    ordered = sorted(kinds.items(), key=lambda kv: (kv[0] == "inspect", kv[0]))  # the question last
+    return and_join([f"{n} {KIND_WORDS.get(k, k)}" for k, n in ordered])
 
 
 def learned_line(facts: dict[str, Any]) -> str:
     names = facts.get("workflows") or []
-    what = ", ".join(f"**{n}**" for n in names) if names else "no workflow"
-    return (f"**Learned.** From {sessions_phrase(facts)} on a generated sample repository, habitus learned "
-            f"{len(names)} workflow{'s' if len(names) != 1 else ''} without a model: {what}.")
+    runs = facts.get("workflow_sessions") or {}
+    counts = {runs.get(n) for n in names}
+    if len(counts) == 1 and None not in counts:  # the same number behind each: say it once
+        what = and_join([f"**{n}**" for n in names]) + f" ({counts.pop()} sessions each)"
+    else:
+        what = and_join([f"**{n}**" + (f" ({runs[n]} sessions)" if runs.get(n) else "") for n in names])
+    kinds = kinds_phrase(facts.get("session_kinds") or {})
+    plural = "s" if len(names) != 1 else ""
+    return (f"**Learned.** From {sessions_phrase(facts)} on a generated sample repository"
+            + (f" ({kinds})" if kinds else "") + f", habitus learned {len(names)} workflow{plural} without a model: "
+            f"{what or 'none'}.")
 
 
 def handed_rows(facts: dict[str, Any]) -> list[list[str]]:
@@ -37,9 +56,9 @@ def handed_rows(facts: dict[str, Any]) -> list[list[str]]:
     for r in facts.get("recall") or []:
         handed = ", ".join(r.get("handed_names") or []) or "no workflow"
         if r.get("moved"):
-            handed += f" ({r['moved']} step shown at its new path)"
+            handed += " (moved file found)"
         expected = r.get("expected") or "no workflow"
-        rows.append([shorten(r["task"], 72), handed, expected, "yes" if r.get("right") else "no"])
+        rows.append([shorten(r["task"], 64), handed, expected, "yes" if r.get("right") else "no"])
     return rows
 
 

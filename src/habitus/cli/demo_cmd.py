@@ -100,6 +100,8 @@ _FACT_LINES: dict[str, Any] = {
                          f"files: {v['steps']} steps, {v['tool_calls']} tool calls, {v['redactions']} secrets "
                          "redacted"),
     "workflows": lambda v: f"workflows learned: {', '.join(v) if v else 'none'}",
+    "workflow_sessions": lambda v: "sessions behind each: " + ", ".join(f"{name} {n}" for name, n in v.items()),
+    "session_kinds": lambda v: "tasks of the sessions: " + ", ".join(f"{kind} {n}" for kind, n in v.items()),
     "recall": _recall,
     "hook_chars": lambda v: f"hook hand-over: {v:,} characters",
     "promote": lambda v: (f"promoted {v['additions']} rules into AGENTS.md"
