@@ -35,6 +35,12 @@ NO_PLANS = tally(0, 0, 0, 0.0)
     # abstained everywhere
     (tally(18, 0, 0, 0.0, changed=13), tally(18, 8, 10, 0.06, changed=13), NO_PLANS, None, -0.1, NOT_YET,
      "handed no file"),
+    # abstained on most tasks (a real Go history: 3 hand-overs in 34 tasks)
+    (tally(34, 2, 1, 0.03, handed=3), tally(34, 26, 8, 0.09), NO_PLANS, None, -0.11, NOT_YET,
+     "handed files to only 3 of the 34 tasks"),
+    # handed often, but right too rarely
+    (tally(34, 10, 8, 0.10, handed=30), tally(34, 26, 8, 0.09), NO_PLANS, None, -0.01, NOT_YET,
+     "right for too few tasks"),
     # right often enough but wrong too often
     (tally(40, 30, 12, 0.30), BASE, NO_PLANS, None, 0.05, NOT_YET, "only wrong files too often"),
 ])

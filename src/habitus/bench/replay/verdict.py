@@ -90,6 +90,9 @@ def decide(habitus: Tally, baseline: Tally | None, plans: Tally, plans_baseline:
     if not habitus.handed:
         return NOT_YET, ("it handed no file at all: it abstains where this history does not back a hand-over, so it "
                          "does no harm here, but no good either")
+    if habitus.right < MIN_RIGHT * habitus.changed and habitus.handed < MIN_RIGHT * habitus.changed:
+        return NOT_YET, (f"it handed files to only {habitus.handed} of the {habitus.tasks} tasks: it abstains where "
+                         "this history does not back a hand-over")
     if habitus.right < MIN_RIGHT * habitus.changed:
         return NOT_YET, "it was right for too few tasks"
     if habitus.wrong > MAX_WRONG * habitus.tasks:
