@@ -6,6 +6,7 @@ so these tests see what a `pip install habitus` without extras sees, in the same
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -82,6 +83,17 @@ def test_a_report_without_matplotlib_says_which_figures_it_left_out(without_extr
     assert "2 figures are left out: matplotlib is not installed" in page and "habitus[plots]" in page
 
 
+def test_a_bare_folder_named_like_a_library_is_not_the_library(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "no_such_library_xyz").mkdir()  # e.g. Ray's /tmp/ray when a command runs from /tmp
+    monkeypatch.syspath_prepend(str(tmp_path))
+    EXTRAS["test-only"] = ("no_such_library_xyz",)
+    try:
+        assert missing_modules("test-only") == ["no_such_library_xyz"]
+    finally:
+        del EXTRAS["test-only"]
+
+
 def test_require_extra_in_process() -> None:
     assert missing_modules("plots") == [] if has_extra("plots") else missing_modules("plots") == ["matplotlib"]
     EXTRAS["test-only"] = ("habitus", "no_such_module_xyz")
@@ -90,3 +102,14 @@ def test_require_extra_in_process() -> None:
             require_extra("test-only", "frobbing")
     finally:
         del EXTRAS["test-only"]
+
+
+def test_doctor_says_which_extras_are_installed(without_extras: dict[str, str], tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "habitus", "doctor", "--json"], capture_output=True, text=True,
+                          env=without_extras, cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    extras = json.loads(done.stdout)["extras"]
+    assert set(extras) == set(EXTRAS) and extras["refine"] is False and extras["plots"] is False
+    text = subprocess.run([sys.executable, "-m", "habitus", "doctor"], capture_output=True, text=True,
+                          env=without_extras, cwd=tmp_path, timeout=120, check=False).stdout
+    assert "not installed: " in text and "refine" in text.split("not installed: ", 1)[1]

