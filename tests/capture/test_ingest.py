@@ -264,3 +264,13 @@ def test_ingest_without_paths_discovers_the_agents_folders(tmp_path: Path, habit
     doctor = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).stdout)
     assert [(loc["agent"], loc["files"]) for loc in doctor["trace_locations"]] == [
         ("claude-code", 1), ("codex", 1), ("copilot-cli", 0), ("gemini-cli", 0), ("specstory", 0), ("aider", 0)]
+
+
+def test_traces_list_in_a_pipe_sanitises_each_cell_and_keeps_it_on_one_line() -> None:
+    from habitus.cli.traces_cmd import _list_cells
+
+    row = {"id": "t1", "agent": "claude-code", "started": "2026-01-02T03:04:05Z", "steps": 3, "tool_calls": 1,
+           "outcome": "success", "task": "Fix\tthe\x1b[8m hidden\nparser\u200b now"}
+    cells = _list_cells(row)
+    assert cells[2] == "2026-01-02 03:04" and cells[6] == "Fix the hidden parser now"
+    assert not any(ch in "".join(cells) for ch in "\t\n\x1b\u200b")

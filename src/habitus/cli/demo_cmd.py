@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from habitus.cli.output import JsonOption, emit, fail, stderr
+from habitus.cli.output import JsonOption, emit, fail, stderr, stdout
 
 
 def register(app: typer.Typer) -> None:
@@ -39,9 +39,12 @@ def register(app: typer.Typer) -> None:
             fail(str(exc))
 
         def render(_data: object) -> None:
-            # plain lines: Rich would wrap them at 80 columns in a pipe, mid-phrase
-            body = "\n".join(f"  {fact_line(key, value)}" for key, value in result.facts.items())
-            sys.stdout.write(f"\nhabitus demo finished in {result.seconds:.1f} s\n{body}\n\nReport: {result.report}\n")
+            # stdout never wraps a line mid-phrase in a pipe (soft_wrap) and sanitises what came from traces
+            lines = ["", f"habitus demo finished in {result.seconds:.1f} s"]
+            lines += [f"  {fact_line(key, value)}" for key, value in result.facts.items()]
+            lines += ["", f"Report: {result.report}"]
+            for line in lines:
+                stdout.print(line, highlight=False, markup=False, emoji=False)
 
         emit(result.to_dict(), as_json, render)
 

@@ -5,7 +5,6 @@ Thin: parse, call `habitus.learn` / `habitus.store.memory`, print text or one JS
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +70,8 @@ def _resolve(conn: Any, workflow_id: str) -> str:
 def _render_learn(data: dict[str, Any]) -> None:
     from habitus.learn.explain import explain
 
-    sys.stdout.write("\n".join(explain(data)) + "\n")  # plain lines: Rich would wrap them mid-phrase in a pipe
+    for line in explain(data):  # stdout never wraps mid-phrase (soft_wrap) and sanitises what came from traces
+        stdout.print(line, highlight=False, markup=False, emoji=False)
 
 
 def _render_list(rows: list[dict[str, Any]]) -> None:

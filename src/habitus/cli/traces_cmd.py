@@ -38,9 +38,12 @@ LIST_COLUMNS = ("id", "agent", "started", "steps", "tools", "outcome", "task")
 
 
 def _list_cells(r: dict[str, Any]) -> list[str]:
+    """The cells of one trace, each sanitised (text from traces) and on one line without tabs."""
+    from habitus.core.untrusted import sanitise
+
     started = (r["started"] or "")[:16].replace("T", " ")
-    task = " ".join((r["task"] or "").split())
-    return [r["id"], r["agent"], started, str(r["steps"]), str(r["tool_calls"]), r["outcome"], task]
+    cells = [r["id"], r["agent"], started, str(r["steps"]), str(r["tool_calls"]), r["outcome"], r["task"] or ""]
+    return [" ".join(sanitise(str(c)).split()) for c in cells]
 
 
 def _render_list(rows: list[dict[str, Any]]) -> None:
