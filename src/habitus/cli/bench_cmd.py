@@ -218,8 +218,11 @@ def replay_cmd(
         return
     from habitus.bench.replay.report import markdown
 
-    typer.echo(markdown(run.to_dict()))
+    data = run.to_dict()
+    typer.echo(markdown({**data, "verdict": None}))
     stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
+    if data.get("verdict"):  # the last line: the answer to "should you trust habitus here?"
+        typer.echo(f"\nVerdict: {data['verdict']['sentence']}")
 
 
 def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None, learn_from: str, prior: str,
@@ -239,5 +242,9 @@ def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None,
     if as_json:
         emit({**result.to_dict(), "reports": paths}, True)
         return
-    typer.echo(multi_markdown(result.to_dict()))
+    data = result.to_dict()
+    typer.echo(multi_markdown(data))
     stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
+    for name, repo in data["repositories"].items():  # the last lines: one answer per repository
+        if repo.get("verdict"):
+            typer.echo(f"\nVerdict for {name}: {repo['verdict']['sentence']}")
