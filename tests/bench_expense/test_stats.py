@@ -85,3 +85,25 @@ def test_undefined_intervals_are_none_not_invented() -> None:
     assert one.low is None and one.high is None and one.to_dict()["low"] is None
     empty = wilson_interval(0, 0)
     assert empty.low is None and not math.isnan(empty.estimate)
+
+
+@pytest.mark.parametrize(("p", "df", "expected"), [
+    (0.975, 1, 12.706204736174705), (0.975, 2, 4.302652729749464), (0.975, 10, 2.2281388519862744),
+    (0.995, 30, 2.749995653567488), (0.95, 120, 1.6576508993552352), (0.5, 7, 0.0), (0.025, 5, -2.570581835636314),
+])
+def test_the_t_quantile_matches_published_values_without_scipy(p: float, df: int, expected: float) -> None:
+    from habitus.bench.stats import student_t_cdf, student_t_quantile
+
+    assert student_t_quantile(p, df) == pytest.approx(expected, abs=1e-9)
+    assert student_t_cdf(expected, df) == pytest.approx(p, abs=1e-12)
+
+
+def test_the_t_distribution_agrees_with_scipy_where_scipy_is_installed() -> None:
+    special = pytest.importorskip("scipy.special")
+    from habitus.bench.stats import student_t_cdf, student_t_quantile
+
+    for df in (1, 2, 3, 5, 9, 29, 200, 5000):
+        for t in (-40.0, -3.1, -0.7, 0.0, 0.2, 1.96, 8.5):
+            assert student_t_cdf(t, df) == pytest.approx(float(special.stdtr(df, t)), rel=1e-10, abs=1e-15)
+        for p in (0.6, 0.9, 0.975, 0.9995):
+            assert student_t_quantile(p, df) == pytest.approx(float(special.stdtrit(df, p)), rel=1e-9)

@@ -112,6 +112,21 @@ def test_cli_replay_json_and_reports(history: LearnedRealStyle, tmp_path: Path) 
     assert "| habitus |" in table and "| most-changed |" in table
     html = (out / "report.html").read_text()
     assert "data:image/png;base64" in html and "habitus hand-overs" in html
+    verdict = data["verdict"]
+    assert verdict["advice"] in ("use", "plans-only", "not-yet") and verdict["sentence"].endswith(".")
+    assert verdict["habitus"]["tasks"] == data["tasks"]
+    assert html.index("<h2>Verdict</h2>") < html.index("<h2>Selectors</h2>")  # the answer comes first
+    assert "**Verdict**:" in table and "{'share'" not in table and "{'share'" not in html
+
+
+def test_cli_replay_ends_with_the_verdict_in_words(history: LearnedRealStyle, tmp_path: Path) -> None:
+    done = subprocess.run([*HABITUS, "bench", "replay", "--repo", str(history.repo), "-s", "habitus,most-changed",
+                           "--out", str(tmp_path / "rep")], capture_output=True, text=True,
+                          env={**os.environ, "HABITUS_HOME": str(history.home)})
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("Verdict: Of ") and "five most-changed files" in last, last
+    assert last.endswith((": use the hand-overs on this repository.", ".")) and "{" not in done.stdout
 
 
 def test_a_repo_without_recorded_sessions_is_a_one_line_error(tmp_path: Path) -> None:

@@ -227,6 +227,15 @@ def test_cli_ingest_list_show_stats_and_doctor_work_end_to_end(tmp_path: Path, h
     assert stats["tokens"]["cache_read"] == 2000
     every = json.loads(runner.invoke(app, ["traces", "stats", "--all", "--json"]).stdout)
     assert every["total"]["traces"] == 4 and every["total"]["tool_calls"] == 7
+    default = runner.invoke(app, ["traces", "stats"])  # no id, no --all: the totals, not an error
+    assert default.exit_code == 0 and "total: 4 traces, 7 tool calls" in default.stdout
+    assert json.loads(runner.invoke(app, ["traces", "stats", "--json"]).stdout) == {"total": every["total"]}
+    piped = runner.invoke(app, ["traces", "list"]).stdout.splitlines()  # not a terminal: whole cells, tab-separated
+    assert piped[0].split("\t") == ["id", "agent", "started", "steps", "tools", "outcome", "task"]
+    by_id = {line.split("\t")[0]: line.split("\t") for line in piped[1:]}
+    assert {r["id"] for r in listed} == set(by_id)
+    for row in listed:
+        assert by_id[row["id"]][6] == " ".join((row["task"] or "").split())
     shown = runner.invoke(app, ["traces", "show", "sess-1"])
     assert shown.exit_code == 0 and "pytest -q" in shown.stdout and "[failed, exit 1]" in shown.stdout
     doctor = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
@@ -255,3 +264,13 @@ def test_ingest_without_paths_discovers_the_agents_folders(tmp_path: Path, habit
     doctor = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).stdout)
     assert [(loc["agent"], loc["files"]) for loc in doctor["trace_locations"]] == [
         ("claude-code", 1), ("codex", 1), ("copilot-cli", 0), ("gemini-cli", 0), ("specstory", 0), ("aider", 0)]
+
+
+def test_traces_list_in_a_pipe_sanitises_each_cell_and_keeps_it_on_one_line() -> None:
+    from habitus.cli.traces_cmd import _list_cells
+
+    row = {"id": "t1", "agent": "claude-code", "started": "2026-01-02T03:04:05Z", "steps": 3, "tool_calls": 1,
+           "outcome": "success", "task": "Fix\tthe\x1b[8m hidden\nparser\u200b now"}
+    cells = _list_cells(row)
+    assert cells[2] == "2026-01-02 03:04" and cells[6] == "Fix the hidden parser now"
+    assert not any(ch in "".join(cells) for ch in "\t\n\x1b\u200b")

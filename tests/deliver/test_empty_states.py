@@ -13,6 +13,7 @@ import pytest
 
 COMMANDS = [
     ["notes", "list"], ["notes", "list", "--all"], ["traces", "list"], ["traces", "stats", "--all"],
+    ["traces", "stats"],
     ["workflows", "list"], ["workflows", "list", "--status", "all"], ["workflows", "export"],
     ["learn"], ["learn", "--show-rejected"], ["promote"], ["hooks", "status"], ["doctor"], ["config", "show"],
     ["traces", "search", "anything"], ["mcp", "uninstall", "--scope", "user"],

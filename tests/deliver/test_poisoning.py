@@ -1,4 +1,4 @@
-"""Tool output, workflow files and agent notes are evidence, never instructions (issue 12, finding 10; DESIGN §2.8).
+"""Tool output, workflow files and agent notes are evidence, never instructions (issue 12, architecture §2.8).
 
 Each payload kind the adversarial pass used is planted where it arrived: in the output of a failing
 `pytest -q`, in three real-format Claude Code sessions that then fix it with `make migrate && pytest -q`.

@@ -84,4 +84,4 @@ def test_user_errors_are_one_line_on_stderr_and_exit_1(args):
 
 def test_learn_with_an_empty_store_says_so(tmp_path):
     done = habitus("learn")
-    assert done.returncode == 0 and "no workflows yet" in done.stdout
+    assert done.returncode == 0 and done.stdout.startswith("no traces in the store yet: ingest coding sessions")

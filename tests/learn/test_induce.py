@@ -103,7 +103,10 @@ def test_workflows_are_stored_and_relearning_keeps_ids(learned):
         assert stored == {w.id for w in learned.report.workflows}
         from habitus.learn import learn
 
-        again = learn(conn)
+        unchanged = learn(conn)  # nothing new: memory is left as it is
+        assert unchanged.records_new == 0 and unchanged.workflows == [] and unchanged.unchanged
+        assert unchanged.active_workflows == len(stored)
+        again = learn(conn, force=True)
         assert again.records_new == 0
         assert {w.id for w in again.workflows} == stored
     finally:

@@ -158,9 +158,11 @@ def test_learn_reports_replay_figures_and_skips_an_unchanged_build(learned: Lear
 
     conn = connect(learned.db)
     try:
-        again = learn(conn, repo=learned.fixture.repo)
+        unchanged = learn(conn, repo=learned.fixture.repo)
+        again = learn(conn, repo=learned.fixture.repo, force=True)
     finally:
         conn.close()
+    assert unchanged.replay == [] and unchanged.unchanged == [_subject(learned)]  # nothing new: no replay at all
     assert again.replay[0]["accepted"] and again.replay[0]["skipped"] == "the build is the current memory"
 
 
@@ -178,7 +180,7 @@ def test_cli_learn_json_has_replay_and_show_rejected_lists_kept_builds(learned: 
     finally:
         conn.close()
     runner = CliRunner()
-    done = runner.invoke(app, ["learn", "--repo", str(learned.fixture.repo), "--json"])
+    done = runner.invoke(app, ["learn", "--repo", str(learned.fixture.repo), "--rebuild", "--json"])
     assert done.exit_code == 0, done.output
     data = json.loads(done.stdout)
     assert data["replay"] and data["replay"][0]["accepted"]
@@ -189,6 +191,11 @@ def test_cli_learn_json_has_replay_and_show_rejected_lists_kept_builds(learned: 
     assert any(s["file"] == "server/db.py" for w in rows[0]["workflows"] for s in w["steps"])
     text = runner.invoke(app, ["learn", "--show-rejected"])
     assert "REJECTED" in text.stdout and "server/db.py" in text.stdout
+    rejected_before = len(rows)
+    quiet = runner.invoke(app, ["learn", "--repo", str(learned.fixture.repo)])  # nothing new since
+    assert quiet.exit_code == 0 and quiet.stdout.startswith("nothing new since the last learn"), quiet.output
+    after = json.loads(runner.invoke(app, ["learn", "--show-rejected", "--json"]).stdout)
+    assert len(after) == rejected_before  # no second copy of a rejected build
 
 
 def _figures(found: int, handed: int, left_alone: int, false: int, negatives: int = 10, edited: int = 40):

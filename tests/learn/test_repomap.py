@@ -212,7 +212,7 @@ def test_a_records_commands_for_checks_come_from_its_own_task(realstyle: Learned
 
 
 def test_conventions_name_only_commands_the_sessions_ran_and_never_quote_an_instruction() -> None:
-    """Tool output is evidence, never instruction (DESIGN §2.8; habitus.core.quarantine)."""
+    """Tool output is evidence, never instruction (docs/architecture.md §2.8; habitus.core.quarantine)."""
     from habitus.core.repomap import RepoMap
     from habitus.learn.conventions import learn_conventions
 

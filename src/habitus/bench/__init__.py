@@ -1,1 +1,1 @@
-"""habitus.bench (see DESIGN.md §1)."""
+"""habitus.bench (see docs/architecture.md §1)."""

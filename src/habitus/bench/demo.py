@@ -1,12 +1,16 @@
 """The main job (`habitus demo`, run by `make demo`): one offline story on generated sample data.
 
-Stages: generate a sample repo and the agent sessions that built it → ingest → learn workflows →
-recall for new tasks (an adversarial one, and one after a file moved) → a hook hand-over →
-promote rules into a sample AGENTS.md → refine a sample skill → simulate context policies on a
-recorded session → a small scripted expense sweep → the recall benchmark; then one HTML page.
+Product stages: generate a sample repo and the agent sessions that built it → ingest → learn
+workflows → recall for new tasks (an adversarial one, and one after a file moved) → a hook
+hand-over → promote rules into a sample AGENTS.md → replay a generated real-style history and say
+whether to use the hand-overs. Research stages (`habitus.bench.demo_research`): context policies on
+a recorded session, a scripted expense sweep, the recall benchmark, and with `refine=True` (the
+`refine` extra) skill refinement.
 
-Everything runs in a private `HABITUS_HOME` under the work folder, so the user's own
-`~/.habitus` is never touched. Each stage reports to `progress` (stderr in the CLI).
+`index.html` opens with a summary (`habitus.bench.demo_summary`), then the hand-overs and the
+replay; the research stages are on `research.html`. Everything runs in a private `HABITUS_HOME`
+under the work folder, so the user's own `~/.habitus` is never touched. Each stage reports to
+`progress` as it starts and ends.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from habitus.bench.report_html import Section, Table, figure_png, write_html_report
+from habitus.bench import demo_research as research
+from habitus.bench.report_html import Section, Table, write_html_report
 from habitus.capture.worktree import is_tree_file
 
 Progress = Callable[[str], None]
@@ -64,56 +69,90 @@ def _private_home(home: Path) -> Iterator[None]:
                 os.environ[key] = value
 
 
-STAGES = 11
+def stage_names(refine: bool = False) -> list[str]:
+    """The stages in the order they run (the progress lines count them)."""
+    names = ["generate a sample repo and agent sessions", "ingest the sessions", "learn workflows",
+             "recall for new tasks", "hook hand-over", "promote rules into AGENTS.md",
+             "replay benchmark on a real-style history", "research: context policies",
+             "research: expense-itemization sweep (scripted agents)", "research: recall benchmark"]
+    return names + (["research: refine a sample skill"] if refine else [])
 
 
 def run_demo(out_dir: Path | str = "demo-report", work: Path | str = ".demo-home", *,
-             progress: Progress = lambda _m: None, bench_scenarios: int = 2) -> DemoResult:
-    """Run every stage on fresh generated data and write `out_dir/index.html`."""
+             progress: Progress = lambda _m: None, bench_scenarios: int = 2, refine: bool = False) -> DemoResult:
+    """Run every stage on fresh generated data and write `out_dir/index.html` (and `research.html`).
+
+    `refine=True` adds skill refinement, which needs the `refine` extra (`MissingExtra` before anything runs).
+    """
+    if refine:
+        from habitus.core.extras import require_extra
+
+        require_extra("refine", "habitus demo --refine")
     out_dir, work = Path(out_dir).resolve(), Path(work).resolve()
     for folder in (out_dir, work):
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
     started = time.perf_counter()
+    names = stage_names(refine)
     stages: dict[str, float] = {}
-    sections: list[Section] = []
+    product: list[Section] = []
+    extra: list[Section] = []
     facts: dict[str, Any] = {}
 
-    def stage(name: str, fn: Callable[[], Section | list[Section]]) -> None:
-        progress(f"[{len(stages) + 1}/{STAGES}] {name} …")
+    def stage(fn: Callable[[], Section], into: list[Section]) -> None:
+        name = names[len(stages)]
+        progress(f"[{len(stages) + 1}/{len(names)}] {name} …")
         t0 = time.perf_counter()
-        produced = fn()
+        into.append(fn())
         stages[name] = time.perf_counter() - t0
-        sections.extend(produced if isinstance(produced, list) else [produced])
         progress(f"      done in {stages[name]:.1f} s")
 
     with _private_home(work / "home"):
         ctx: dict[str, Any] = {}
-        stage("generate a sample repo and agent sessions", lambda: _stage_fixture(work, ctx, facts))
-        stage("ingest the sessions", lambda: _stage_ingest(ctx, facts))
-        stage("learn workflows", lambda: _stage_learn(ctx, facts))
-        stage("recall for new tasks", lambda: _stage_recall(ctx, facts))
-        stage("hook hand-over", lambda: _stage_hook(ctx, facts))
-        stage("promote rules into AGENTS.md", lambda: _stage_promote(work, ctx, facts))
-        stage("refine a sample skill", lambda: _stage_refine(work, out_dir, facts))
-        stage("simulate context policies", lambda: _stage_context(ctx, out_dir, facts))
-        stage("expense-itemization sweep (scripted agents)", lambda: _stage_expense(out_dir, facts))
-        stage("recall benchmark", lambda: _stage_recall_bench(out_dir, facts, bench_scenarios))
-        stage("replay benchmark on a real-style history", lambda: _stage_replay(work, out_dir, ctx, facts))
+        stage(lambda: _stage_fixture(work, ctx, facts), product)
+        stage(lambda: _stage_ingest(ctx, facts), product)
+        stage(lambda: _stage_learn(ctx, facts), product)
+        stage(lambda: _stage_recall(ctx, facts), product)
+        stage(lambda: _stage_hook(ctx, facts), product)
+        stage(lambda: _stage_promote(ctx, facts), product)
+        stage(lambda: _stage_replay(work, out_dir, ctx, facts), product)
         ctx["store"].close()
+        stage(lambda: research.stage_context([s.path for s in ctx["fx"].sessions], out_dir, facts), extra)
+        stage(lambda: research.stage_expense(out_dir, facts), extra)
+        stage(lambda: research.stage_recall_bench(out_dir, facts, bench_scenarios), extra)
+        if refine:
+            stage(lambda: research.stage_refine(work, out_dir, facts), extra)
+        else:
+            extra.append(research.refine_skipped("skill refinement needs the `refine` extra and was not asked for "
+                                                 "(`--refine`)."))
 
     seconds = time.perf_counter() - started
-    intro = Section("About this report", text=(
-        "Everything on this page was computed offline by `make demo` on sample data that habitus generated "
-        "itself: a small git repository, and Claude Code and Codex sessions of agents working on it. "
-        "No model was called (model-free defaults); agents in the expense benchmark are scripted and "
-        "labelled as such.\n\n"
-        f"Total time: {seconds:.1f} s. Stage times: "
-        + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()) + "."))
-    report = write_html_report(out_dir / "index.html", "habitus demo report", [intro, *sections])
-    (out_dir / "demo.json").write_text(json.dumps(facts, indent=2, default=str), encoding="utf-8")
-    return DemoResult(report=report, seconds=seconds, stages=stages, facts=facts)
+    report = _write_pages(out_dir, product, extra, seconds, stages, facts)
+    result = DemoResult(report=report, seconds=seconds, stages=stages, facts=facts)
+    (out_dir / "demo.json").write_text(json.dumps(result.to_dict(), indent=2, default=str), encoding="utf-8")
+    return result
+
+
+def _write_pages(out_dir: Path, product: list[Section], extra: list[Section], seconds: float,
+                 stages: dict[str, float], facts: dict[str, Any]) -> Path:
+    from habitus.bench.demo_summary import summary_section
+
+    about = Section("About this report", anchor="about", text=(
+        "Everything here was computed offline by `make demo` on sample data that habitus generated itself: a "
+        "small git repository, and Claude Code and Codex sessions of agents working on it. No model was called "
+        "(model-free defaults); agents in the expense benchmark are scripted and labelled as such.\n\n"
+        f"Total time: {seconds:.1f} s. Stage times: " + "; ".join(f"{k} {v:.1f} s" for k, v in stages.items())
+        + "."))
+    research_intro = Section("Research", anchor="research", text=(
+        "How the parts behind the product were measured, on generated data: "
+        + ", ".join(f"[{s.title}](research.html#{s.anchor})" for s in extra) + ". Each has its full report "
+        "beside this page."))
+    write_html_report(out_dir / "research.html", "habitus demo: research parts", [
+        Section("Research parts", text="Back to [the demo report](index.html). Generated data throughout; "
+                "the expense benchmark's agents are scripted."), *extra])
+    return write_html_report(out_dir / "index.html", "habitus demo report",
+                             [summary_section(facts), *product, research_intro, about])
 
 
 # --- stages ---------------------------------------------------------------------------------------------
@@ -127,13 +166,19 @@ def _stage_fixture(work: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Se
     kinds: dict[str, int] = {}
     for s in fx.sessions:
         kinds[s.kind] = kinds.get(s.kind, 0) + 1
+    agents: dict[str, int] = {}
+    for s in fx.sessions:
+        agents[s.agent] = agents.get(s.agent, 0) + 1
     facts["sessions"] = len(fx.sessions)
+    facts["session_kinds"] = dict(sorted(kinds.items()))
+    facts["agents"] = agents
+    facts["subagent_files"] = sum(len(s.subagent_paths) for s in fx.sessions)
     rows = [[s.index, s.agent, s.kind, s.task, "yes" if s.detour else "no"] for s in fx.sessions]
-    return Section("Sample data", text=(
-        f"A git repository at {fx.repo} with {len(fx.sessions)} agent sessions that built its history "
+    return Section("Sample data", anchor="sample", text=(
+        f"A git repository at `{fx.repo}` with {len(fx.sessions)} agent sessions that built its history "
         f"({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))}). Some sessions took detours "
         "(a failing command, then the fix), which is what pitfalls are learned from."),
-        tables=[Table(["#", "agent", "kind", "task", "detour"], rows)])
+        tables=[Table(["#", "agent", "kind", "task", "detour"], rows, markdown=True)])
 
 
 def _stage_ingest(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
@@ -148,11 +193,18 @@ def _stage_ingest(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     data = report.to_dict()
     facts["ingest"] = {k: data.get(k) for k in ("files", "traces", "steps", "tool_calls", "skipped_lines",
                                                 "redactions")}
-    rows = [[k, v] for k, v in facts["ingest"].items()]
+    labels = {"files": "session files read", "traces": "transcripts stored (a subagent's is one of its own)",
+              "steps": "steps", "tool_calls": "tool calls", "skipped_lines": "lines skipped (unknown types)",
+              "redactions": "secrets redacted"}
+    rows = [[labels[k], v] for k, v in facts["ingest"].items()]
     rows.append(["files re-read on a second ingest", again.to_dict().get("files")])
-    return Section("1. Ingest", text="Session files read into the embedded SQLite store (secrets redacted "
-                   "before storage). A second ingest of the same files reads nothing.",
-                   tables=[Table(["measure", "value"], rows)])
+    extra = facts["ingest"]["traces"] - facts["sessions"]
+    subagents = (f" ({facts['ingest']['traces']} transcripts: {extra} session{'s' if extra != 1 else ''} ran a "
+                 "subagent, which Claude Code keeps in a file of its own)") if extra > 0 else ""
+    return Section("1. Ingest", anchor="handovers", text=(
+        f"The files of the {facts['sessions']} sessions{subagents} read into the embedded SQLite store (secrets "
+        "redacted before storage). A second ingest of the same files reads nothing."),
+        tables=[Table(["measure", "value"], rows)])
 
 
 def _stage_learn(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
@@ -163,6 +215,7 @@ def _stage_learn(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     workflows = report.workflows
     ctx["workflows"] = workflows
     facts["workflows"] = [w.name for w in workflows]
+    facts["workflow_sessions"] = {w.name: len({src.trace for src in w.provenance.sources}) for w in workflows}
     rows = [[w.id, w.name, len(w.steps), "; ".join(w.checks) or "-", len(w.pitfalls),
              ", ".join(w.cues.any[:4]), len(w.provenance.sources)] for w in workflows]
     blocks = []
@@ -173,9 +226,10 @@ def _stage_learn(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
         blocks.append((f"{w.name} ({w.id})", f"use when: {w.use_when}\n\nsteps:\n{steps}\n\nchecks: "
                        f"{'; '.join(w.checks) or '-'}\n\npitfalls:\n{pits}"))
     return Section("2. What was learned", text=(
-        f"{len(workflows)} workflows learned from {report.records_total} records, without a model."),
+        f"{len(workflows)} workflows learned from {report.records_total} records (one per task in a session), "
+        "without a model."),
         tables=[Table(["id", "name", "steps", "checks", "pitfalls", "cues (first 4)", "sources"], rows)],
-        blocks=blocks)
+        blocks=blocks, open_blocks=False)
 
 
 def _recall_row(result: Any) -> list[Any]:
@@ -186,36 +240,54 @@ def _recall_row(result: Any) -> list[Any]:
     return [d["task"], d["intent"], picked, moved, stale, d["chars"]]
 
 
+def _judged(task: str, result: Any, expected_kind: str | None, kind_of: dict[str, str],
+            names: dict[str, str], row: list[Any]) -> dict[str, Any]:
+    """The recall fact of one task: what was handed, what the task needed, and whether that was right."""
+    ids = [s.workflow.id for s in result.selected]
+    wanted = [wid for wid, kind in kind_of.items() if kind == expected_kind]
+    fact = dict(zip(["task", "intent", "picked", "moved", "stale", "chars"], row, strict=True))
+    fact["handed_names"] = [names.get(i, i) for i in ids]
+    fact["expected"] = " or ".join(names.get(w, w) for w in wanted) if expected_kind else None
+    fact["right"] = (bool(ids) and all(kind_of.get(i) == expected_kind for i in ids)) if expected_kind else not ids
+    return fact
+
+
 def _stage_recall(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
+    from habitus.bench.recall.runner import kind_workflows
     from habitus.recall import recall
 
     fx, store = ctx["fx"], ctx["store"]
+    workflows = ctx.get("workflows") or []
+    kind_of = {wid: kind for kind, ids in kind_workflows(fx, workflows).items() for wid in ids}
+    names = {w.id: w.name for w in workflows}
     kinds = sorted(fx.kinds)
-    tasks = [fx.new_task(k)[0] for k in kinds]
-    tasks += [fx.unrelated_tasks()[0],
-              "Review the keyboard shortcuts described in the docs only, no code changes.",
-              "Toggle the grid from the menu; do not add a keyboard shortcut."]
-    rows, texts, picked_by = [], [], {}
-    for task in tasks:
+    asks: list[tuple[str, str | None]] = [(fx.new_task(k)[0], k) for k in kinds]
+    asks += [(fx.unrelated_tasks()[0], None),
+             ("Review the keyboard shortcuts described in the docs only, no code changes.", None),
+             ("Toggle the grid from the menu; do not add a keyboard shortcut.", None)]
+    rows, texts, judged, picked_by = [], [], [], {}
+    for task, kind in asks:
         result = recall(task, cwd=fx.repo, conn=store.conn, log=False)
         rows.append(_recall_row(result))
-        texts.append((f"Task: {task}", result.text or "(nothing handed over)"))
+        judged.append(_judged(task, result, kind, kind_of, names, rows[-1]))
+        texts.append((f"{task} — the hand-over, as the agent receives it", result.text or "(nothing handed over)"))
         for wid in result.to_dict().get("workflow_ids") or []:
-            picked_by.setdefault(wid, task)
+            picked_by.setdefault(wid, (task, kind))
     # Move a file a workflow points at, commit, and recall that workflow's task again: the step is
     # shown at its new path instead of being handed over as if nothing had changed.
-    moved_note, moved_wf = _move_a_workflow_file(fx.repo, ctx.get("workflows") or [])
-    again = picked_by.get(moved_wf, tasks[0])
+    moved_note, moved_wf = _move_a_workflow_file(fx.repo, workflows)
+    again, again_kind = picked_by.get(moved_wf, asks[0])
     after = recall(again, cwd=fx.repo, conn=store.conn, log=False)
     rows.append([f"(after {moved_note}) {again}", *_recall_row(after)[1:]])
-    texts.append((f"Task (after {moved_note}): {again}", after.text or "(nothing handed over)"))
-    facts["recall"] = [dict(zip(["task", "intent", "picked", "moved", "stale", "chars"], r, strict=True))
-                       for r in rows]
+    judged.append(_judged(rows[-1][0], after, again_kind, kind_of, names, rows[-1]))
+    texts.append((f"(after {moved_note}) {again} — the hand-over", after.text or "(nothing handed over)"))
+    facts["recall"] = judged
     return Section("3. What each task was handed, and why", text=(
         "New tasks of each learned kind, an unrelated task, a docs-only review that mentions a learned feature "
         "(inspect intent), a negated request, and a task asked again after a commit moved one of its files."),
-        tables=[Table(["task", "intent", "picked (phrase that fired)", "moved", "stale", "chars"], rows)],
-        blocks=texts)
+        tables=[Table(["task", "intent", "picked (phrase that fired)", "moved", "stale", "chars"], rows,
+                      markdown=True)],
+        blocks=texts, open_blocks=False)
 
 
 def _move_a_workflow_file(repo: Path, workflows: list[Any]) -> tuple[str, str | None]:
@@ -251,9 +323,10 @@ def _stage_hook(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
                 (f"additionalContext ({len(context)} chars)", context or "(none)")])
 
 
-def _stage_promote(work: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
+def _stage_promote(ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     from habitus.capture.subject import repo_subject
     from habitus.deliver import apply, propose
+    from habitus.deliver.rules_block import parse_rules
 
     fx, store = ctx["fx"], ctx["store"]
     target = fx.repo / "AGENTS.md"
@@ -262,110 +335,21 @@ def _stage_promote(work: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Se
     proposal = propose(store.conn, target, subject=subject)
     applied = apply(store.conn, proposal) if proposal.changes else {}
     again = propose(store.conn, target, subject=subject)
+    written = target.read_text(encoding="utf-8")
     facts["promote"] = {"additions": len(proposal.additions), "applied": bool(applied),
-                        "proposed_on_second_run": len(again.additions)}
+                        "proposed_on_second_run": len(again.additions),
+                        "rules": [" ".join(line.strip() for line in rule) for rule in parse_rules(written)]}
     return Section("5. The always-on rules block", text=(
         f"Promotion proposed {len(proposal.additions)} rule(s) from evidence (pitfalls that recurred in several "
-        f"sessions and cost tokens); --apply wrote them; a second run proposed {len(again.additions)}. Text outside "
-        "the managed markers is untouched."),
+        f"sessions and cost tokens); `--apply` wrote them; a second run proposed {len(again.additions)}. Text "
+        "outside the managed markers is untouched."),
         blocks=[("Proposed diff", proposal.diff or "(none)"),
-                ("AGENTS.md after --apply", target.read_text(encoding="utf-8"))])
-
-
-def _stage_refine(work: Path, out_dir: Path, facts: dict[str, Any]) -> Section:
-    from habitus.refine.pipeline import refine
-    from habitus.refine.samples import bundled_sample
-
-    sample = bundled_sample()
-    skill = work / "skill" / "SKILL.md"
-    skill.parent.mkdir(parents=True)
-    shutil.copyfile(sample["skill"], skill)
-    result = refine(skill, sample["traces"], sample["rewards"], out_dir / "refine")
-    data = result.to_dict()
-    facts["refine"] = {k: data.get(k) for k in ("accepted", "rejected", "clusters") if k in data}
-    diff = (out_dir / "refine" / "skill.diff").read_text(encoding="utf-8") if (out_dir / "refine" / "skill.diff"
-                                                                                ).exists() else ""
-    return Section("6. Skill refinement (offline, model-free)", text=(
-        "A sample SKILL.md refined from generated traces with rewards (synthetic): summarize → embed → cluster per "
-        "polarity → propose → evidence gate → merge. Full report: refine/report.html."),
-        blocks=[("skill.diff", diff or "(no change)"),
-                ("Gate verdicts", json.dumps(facts["refine"], indent=2, default=str))])
-
-
-def _stage_context(ctx: dict[str, Any], out_dir: Path, facts: dict[str, Any]) -> Section:
-    from habitus.context.demo import DEMO_POLICIES, synthetic_session
-    from habitus.context.report import write_report
-    from habitus.context.simulate import simulate, simulate_files
-
-    fx = ctx["fx"]
-    longest = max((s.path for s in fx.sessions), key=lambda p: p.stat().st_size)
-    reports = [simulate(synthetic_session(120), list(DEMO_POLICIES), "claude-sonnet-4-5", hidden_prefix=8000)]
-    reports += simulate_files([longest], list(DEMO_POLICIES))
-    write_report(reports, out_dir / "context")
-    rows = []
-    for rep in reports:
-        for r in rep.results:
-            rows.append([rep.trace_id[:24], r.policy, r.input_tokens, f"{r.cache_hit_rate:.0%}",
-                         f"{r.total_cost:.4f}" if r.total_cost is not None else "-", r.peak_context,
-                         r.dependency_loss])
-    facts["context_policies"] = len(rows)
-    figure = _context_figure(reports)
-    return Section("7. Context policies on recorded sessions", text=(
-        "Each session replayed request by request under each policy, with simulated prompt caching. "
-        "Dependency loss counts tool calls that used a value only an evicted tool output had shown. "
-        "Full report: context/index.html."),
-        tables=[Table(["session", "policy", "input tokens", "cache hit", "cost $", "peak ctx", "dep. loss"], rows)],
-        figures=[figure])
-
-
-def _context_figure(reports: list[Any]) -> bytes:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rep = reports[0]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    for r in rep.results:
-        ax.plot(r.input_series, label=r.policy, linewidth=1.2)
-    ax.set_xlabel("request")
-    ax.set_ylabel("input tokens")
-    ax.set_title("Context size per request (synthetic session)")
-    ax.legend(fontsize=7)
-    return figure_png(fig)
-
-
-def _stage_expense(out_dir: Path, facts: dict[str, Any]) -> Section:
-    from habitus.bench.expense.sweep import run_sweep
-
-    result = run_sweep(agent="context-bound", tasks=6, runs=2, seed=3, out_dir=out_dir / "expense")
-    rows = [[c["config"], c["policy"], c["variant"], f"{c['completion']:.0%}", round(c["total_tokens"]),
-             f"{c['cost']:.4f}", ", ".join(f"{k}: {v}" for k, v in c["failure_counts"].items()) or "-"]
-            for c in result.cells]
-    facts["expense_cells"] = len(rows)
-    return Section("8. Expense itemization (scripted context-bound agent)", text=(
-        "SCRIPTED agents, not a model: the context-bound agent decides only from what its current context shows, "
-        "so the numbers show what each context policy and tool design takes away, mechanically. "
-        "6 tasks × 2 runs per cell. Full report: expense/report.html."),
-        tables=[Table(["config", "policy", "tools", "completed", "tokens/episode", "cost $", "failures"], rows)])
-
-
-def _stage_recall_bench(out_dir: Path, facts: dict[str, Any], scenarios: int) -> Section:
-    from habitus.bench.recall import run_recall_bench
-
-    # The embedding selector loads a neural model (~1 min on 2 cores); `habitus bench recall` includes it.
-    result = run_recall_bench(out_dir / "recall-bench", scenarios=scenarios, seed=0,
-                              selectors=["cues", "bm25", "habitus", "none"])
-    facts["recall_bench"] = result.to_dict().get("summary", {})
-    return Section("9. Recall benchmark: valid, false and stale retrievals", text=(
-        "Selectors compared on the same memory and the same generated tasks, including adversarial ones "
-        "(mentions without intent, negations, look-alikes, moved and deleted files, tasks that need nothing). "
-        "Full report: recall-bench/index.html."), blocks=[("Results (markdown)", result.markdown_table())])
+                ("AGENTS.md after --apply", written)])
 
 
 def _stage_replay(work: Path, out_dir: Path, ctx: dict[str, Any], facts: dict[str, Any]) -> Section:
     from habitus.bench.realstyle import make_realstyle_repo
-    from habitus.bench.replay.report import _figure, markdown, table_rows, write_reports
+    from habitus.bench.replay.report import markdown, table_rows, write_reports
     from habitus.bench.replay.runner import run_replay
     from habitus.capture.ingest import ingest_paths
 
@@ -374,16 +358,25 @@ def _stage_replay(work: Path, out_dir: Path, ctx: dict[str, Any], facts: dict[st
     run = run_replay(rs.repo)
     paths = write_reports(run, out_dir / "replay")
     data = run.to_dict()
+    verdict = data.get("verdict") or {}
     facts["replay"] = {"history": data["history"], "tasks": data["tasks"],
                        "summary": {k: {"hit": v["hit"]["count"], "precision": v["precision"]["estimate"],
                                        "f1": v["f1"]["estimate"]} for k, v in data["summary"].items()},
+                       "verdict": verdict.get("sentence"), "advice": verdict.get("advice"),
                        "report": paths["html"]}
     columns, rows = table_rows(data)
-    return Section("10. Replay benchmark: this repo's own past as the test", text=(
+    return Section("6. Replay benchmark: a repository's own past as the test", anchor="replay", text=(
         "`habitus bench replay --repo PATH` learns from the first 60% of a repo's recorded sessions and replays each "
         "later task at the commit it started from (in a temporary clone), comparing what each selector hands over "
-        "with what the session then changed. Here on a second GENERATED repo whose history looks like a real one "
-        "(one-off tasks, pasted plans naming files, follow-ups, sessions recorded on another machine and ingested "
-        "with --repo); the same command on your repo tells you whether to trust habitus there.\n\n"
-        + markdown(data).split("\n\n", 1)[0] + " Full report: replay/report.html."),
-        tables=[Table(columns, rows)], figures=[_figure(data)])
+        "with what the session then changed. Here on a second **generated** repo whose history looks like a real "
+        "one (one-off tasks, pasted plans naming files, follow-ups, sessions recorded on another machine and "
+        "ingested with `--repo`); the same command on your repo tells you whether to trust habitus there.\n\n"
+        + markdown(data).split("\n\n", 1)[0] + " Full report: [replay/report.html](replay/report.html).\n\n"
+        + (f"**Verdict**: {verdict['sentence']}" if verdict else "")),
+        tables=[Table(columns, rows)], figures=[lambda: _replay_figure(data)])
+
+
+def _replay_figure(data: dict[str, Any]) -> Any:
+    from habitus.bench.replay.report import _figure
+
+    return _figure(data)

@@ -35,15 +35,68 @@ class Interval:
 
 
 def _t_quantile(conf: float, df: int) -> float:
-    from scipy.special import stdtrit  # scipy.special imports in a fraction of scipy.stats' time
-
-    return float(stdtrit(df, 0.5 + conf / 2.0))
+    return student_t_quantile(0.5 + conf / 2.0, df)
 
 
 def _t_two_sided_p(t_stat: float, df: int) -> float:
-    from scipy.special import stdtr
+    return 2 * student_t_cdf(-abs(t_stat), df)
 
-    return float(2 * stdtr(df, -abs(t_stat)))
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta function (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        even = m * (b - m) * x / ((qam + m2) * (a + m2))
+        odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        for numerator in (even, odd):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function, for 0 <= x <= 1."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def student_t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with `df` degrees of freedom (no scipy: the core install has none)."""
+    tail = 0.5 * _incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+    return tail if t < 0 else 1.0 - tail
+
+
+def student_t_quantile(p: float, df: float) -> float:
+    """The t with P(T <= t) = p (bisection on the cdf to double precision)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be in (0, 1), got {p}")
+    if p < 0.5:
+        return -student_t_quantile(1.0 - p, df)
+    low, high = 0.0, 1.0
+    while student_t_cdf(high, df) < p:
+        low, high = high, high * 2.0
+    for _ in range(200):
+        mid = (low + high) / 2.0
+        if student_t_cdf(mid, df) < p:
+            low = mid
+        else:
+            high = mid
+        if high - low <= 1e-13 * max(1.0, high):
+            break
+    return (low + high) / 2.0
 
 
 def _normal_quantile(conf: float) -> float:

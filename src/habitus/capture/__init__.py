@@ -1,4 +1,4 @@
-"""habitus.capture: readers that turn agent files into redacted `Trace`s (see DESIGN.md §1).
+"""habitus.capture: readers that turn agent files into redacted `Trace`s (see docs/architecture.md §1).
 
 Entry points: `read_trace_file(path)` for one file of any supported format (auto-detected),
 `iter_traces_from_paths(paths)` for files and folders, `habitus.capture.ingest.ingest_paths` to

@@ -2,7 +2,7 @@
 
 Readers stream files line by line in binary (never whole), decode invalid UTF-8 with
 replacement characters, tolerate a truncated last line, and count what they skip instead of
-failing (DESIGN §3: unknown line types and fields are skipped and counted, never fatal). A line
+failing (docs/architecture.md §3: unknown line types and fields are skipped and counted, never fatal). A line
 longer than `LINE_LIMIT` is read in chunks with its long strings cut (`habitus.capture.longline`);
 values are decoded safely and each line's handling is guarded (`habitus.capture.guard`).
 """

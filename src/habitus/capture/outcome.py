@@ -1,7 +1,7 @@
 """Deterministic outcome of a coding session: the last verifying command after the last edit.
 
 success when that check passed, failure when it failed, unknown when no check ran after the last
-edit (or at all). Never guessed from narration (DESIGN §2.5). A rewards file or an explicit
+edit (or at all). Never guessed from narration (docs/architecture.md §2.5). A rewards file or an explicit
 outcome, set by the reader, takes precedence.
 """
 

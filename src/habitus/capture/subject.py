@@ -1,6 +1,6 @@
 """Repo identity ("subject") for per-repo memory: the root commit hash, plus the remote URL when present.
 
-Every clone of a repo shares its root commit, so they share memory (DESIGN §3).
+Every clone of a repo shares its root commit, so they share memory (docs/architecture.md §3).
 """
 
 from __future__ import annotations

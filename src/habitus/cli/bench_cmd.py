@@ -213,7 +213,10 @@ def replay_cmd(
         fail(str(exc))
     from habitus.bench.replay.report import markdown
 
-    _print_replay(run.to_dict(), write_reports(run, out or _replay_out()), markdown, as_json)
+    data = run.to_dict()
+    verdict = [("Verdict", data["verdict"])] if data.get("verdict") else []
+    _print_replay(data, write_reports(run, out or _replay_out()), lambda d: markdown({**d, "verdict": None}),
+                  as_json, verdict)
 
 
 def _replay_out() -> Path:
@@ -221,13 +224,17 @@ def _replay_out() -> Path:
     return default.parent.parent / "replay" / default.name
 
 
-def _print_replay(data: dict[str, Any], paths: dict[str, str], markdown: Any, as_json: bool) -> None:
-    """One JSON document with the report paths, or the markdown tables and where the reports are."""
+def _print_replay(data: dict[str, Any], paths: dict[str, str], markdown: Any, as_json: bool,
+                  verdicts: list[tuple[str, dict[str, Any]]]) -> None:
+    """One JSON document with the report paths; or the markdown tables, where the reports are, and last the
+    verdicts (the answer to "should you trust habitus here?")."""
     if as_json:
         emit({**data, "reports": paths}, True)
         return
     typer.echo(markdown(data))
     stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
+    for label, verdict in verdicts:
+        typer.echo(f"\n{label}: {verdict['sentence']}")
 
 
 def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None, learn_from: str, prior: str,
@@ -242,4 +249,7 @@ def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None,
                                  progress=None if as_json else lambda m: stderr.print(m, highlight=False))
     except (ReplayError, StoreError, ValueError) as exc:
         fail(str(exc))
-    _print_replay(result.to_dict(), write_multi_reports(result, out or _replay_out()), multi_markdown, as_json)
+    data = result.to_dict()
+    verdicts = [(f"Verdict for {name}", repo["verdict"]) for name, repo in data["repositories"].items()
+                if repo.get("verdict")]
+    _print_replay(data, write_multi_reports(result, out or _replay_out()), multi_markdown, as_json, verdicts)

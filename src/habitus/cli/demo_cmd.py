@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from habitus.cli.output import JsonOption, emit, stderr, stdout
+from habitus.cli.output import JsonOption, emit, fail, stderr, stdout
 
 
 def register(app: typer.Typer) -> None:
@@ -18,25 +20,40 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("demo-report"), "--out", help="Folder for the report (index.html)."),
         work: Path = typer.Option(Path(".demo-home"), "--work",
                                   help="Scratch folder: sample repo, sessions and a private HABITUS_HOME."),
+        refine: bool = typer.Option(False, "--refine", help="Also refine a sample skill (about a minute more; needs "
+                                                             "the refine extra: pip install 'habitus[refine]')."),
         as_json: bool = JsonOption,
     ) -> None:
         """Run the main job offline on generated sample data and write one HTML report.
 
-        Stages: ingest → learn → recall → hook hand-over → promote → refine → context policies →
-        expense sweep → recall benchmark. Uses a private HABITUS_HOME under --work.
+        Stages: ingest → learn → recall → hook hand-over → promote → replay, then the research parts
+        (context policies, expense sweep, recall benchmark; skill refinement with --refine). Uses a
+        private HABITUS_HOME under --work. Progress goes to stderr on a terminal.
         """
         from habitus.bench.demo import run_demo
+        from habitus.core.extras import MissingExtra
 
-        result = run_demo(out, work, progress=lambda m: stderr.print(m, highlight=False))
+        try:
+            result = run_demo(out, work, progress=progress_printer(as_json), refine=refine)
+        except MissingExtra as exc:
+            fail(str(exc))
 
         def render(_data: object) -> None:
-            stdout.print(f"\n[bold]habitus demo finished in {result.seconds:.1f} s[/bold]")
-            for key, value in result.facts.items():
-                if key != "recall":
-                    stdout.print(f"  {fact_line(key, value)}", highlight=False)
-            stdout.print(f"\nReport: {result.report}")
+            # stdout never wraps a line mid-phrase in a pipe (soft_wrap) and sanitises what came from traces
+            lines = ["", f"habitus demo finished in {result.seconds:.1f} s"]
+            lines += [f"  {fact_line(key, value)}" for key, value in result.facts.items()]
+            lines += ["", f"Report: {result.report}"]
+            for line in lines:
+                stdout.print(line, highlight=False, markup=False, emoji=False)
 
         emit(result.to_dict(), as_json, render)
+
+
+def progress_printer(as_json: bool) -> Callable[[str], None]:
+    """Where the demo's progress goes: stderr when it is a terminal and the output is for people; else nowhere."""
+    if as_json or not sys.stderr.isatty():
+        return lambda _message: None
+    return lambda message: stderr.print(message, highlight=False, soft_wrap=True)
 
 
 def fact_line(key: str, value: Any) -> str:
@@ -61,16 +78,34 @@ def _replay(value: dict[str, Any]) -> str:
     summary = value["summary"]
     mine = summary["habitus"]
     best = max((name for name in summary if name not in ("habitus", "none")), key=lambda n: summary[n]["f1"])
-    return (f"replay of a generated real-style history ({value['history']} past sessions, {value['tasks']} later "
+    line = (f"replay of a generated real-style history ({value['history']} past sessions, {value['tasks']} later "
             f"tasks): habitus handed a right file in {mine['hit']}/{value['tasks']}, file F1 {mine['f1']:.2f}; "
             f"best baseline {best} F1 {summary[best]['f1']:.2f}")
+    return line + (f"\n  verdict: {value['verdict']}" if value.get("verdict") else "")
+
+
+def _agents(value: dict[str, int]) -> str:
+    from habitus.bench.demo_summary import AGENT_NAMES
+
+    return ", ".join(f"{n} {AGENT_NAMES.get(a, a)}" for a, n in value.items())
+
+
+def _recall(value: list[dict[str, Any]]) -> str:
+    right = sum(1 for r in value if r.get("right"))
+    return f"new tasks handed the right workflow (or rightly none): {right} of {len(value)}"
 
 
 _FACT_LINES: dict[str, Any] = {
-    "sessions": lambda v: f"sessions generated: {v}",
-    "ingest": lambda v: (f"ingested {v['traces']} traces from {v['files']} files: {v['steps']} steps, "
-                         f"{v['tool_calls']} tool calls, {v['redactions']} secrets redacted"),
+    "sessions": lambda v: f"agent sessions generated: {v}",
+    "agents": lambda v: "by agent: " + _agents(v),
+    "subagent_files": lambda v: f"subagent transcripts among them (Claude Code keeps each in a file of its own): {v}",
+    "ingest": lambda v: (f"ingested {v['traces']} transcripts (each subagent has one of its own) from {v['files']} "
+                         f"files: {v['steps']} steps, {v['tool_calls']} tool calls, {v['redactions']} secrets "
+                         "redacted"),
     "workflows": lambda v: f"workflows learned: {', '.join(v) if v else 'none'}",
+    "workflow_sessions": lambda v: "sessions behind each: " + ", ".join(f"{name} {n}" for name, n in v.items()),
+    "session_kinds": lambda v: "tasks of the sessions: " + ", ".join(f"{kind} {n}" for kind, n in v.items()),
+    "recall": _recall,
     "hook_chars": lambda v: f"hook hand-over: {v:,} characters",
     "promote": lambda v: (f"promoted {v['additions']} rules into AGENTS.md"
                           f"{' (applied)' if v.get('applied') else ''}; a second run proposes "

@@ -50,6 +50,7 @@ def diagnose(folder: str | None = None) -> dict[str, Any]:
         "trace_locations": [loc.to_dict() for loc in trace_locations(count_files=True)],
         "entire": entire_sessions(folder),
         "habitus_on_path": shutil.which("habitus"),
+        "extras": _extras(),
     }
     try:
         from habitus.deliver.install import installed_hooks
@@ -97,6 +98,13 @@ def diagnose(folder: str | None = None) -> dict[str, Any]:
     return report
 
 
+def _extras() -> dict[str, bool]:
+    """Which optional extras are installed (`habitus.core.extras`)."""
+    from habitus.core.extras import EXTRAS, has_extra
+
+    return {name: has_extra(name) for name in EXTRAS}
+
+
 def _has_fts5() -> bool:
     conn = sqlite3.connect(":memory:")
     try:
@@ -113,6 +121,12 @@ def _render(data: dict[str, Any]) -> None:
     stdout.print(f"habitus {data['habitus']}  python {data['python']}  sqlite {data['sqlite']} "
                  f"(fts5 {'yes' if data['fts5'] else 'NO'})", highlight=False)
     stdout.print(f"home: {data['home']}", highlight=False)
+    extras = data.get("extras") or {}
+    if extras:
+        have = [name for name, on in extras.items() if on]
+        stdout.print(f"extras: {', '.join(have) or 'none'} installed"
+                     + (f"; not installed: {', '.join(n for n, on in extras.items() if not on)}"
+                        if len(have) < len(extras) else ""), highlight=False)
     for loc in data["trace_locations"]:
         found = f"{loc['files']} session files" if loc["exists"] else "not found"
         stdout.print(f"traces ({loc['agent']}): {loc['path']} - {found}", highlight=False)

@@ -61,12 +61,13 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    """Console entry point: maps user errors (and a store this build cannot use) to one line, exit code 1."""
+    """Console entry point: maps user errors (a store this build cannot use, a missing extra) to one line, exit 1."""
+    from habitus.core.extras import MissingExtra
     from habitus.store.sqlite import StoreError
 
     try:
         app(standalone_mode=True)
-    except (UserError, StoreError) as exc:
+    except (UserError, StoreError, MissingExtra) as exc:
         sys.stderr.write(f"habitus: error: {exc}\n")
         sys.exit(1)
 

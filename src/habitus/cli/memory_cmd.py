@@ -68,28 +68,10 @@ def _resolve(conn: Any, workflow_id: str) -> str:
 
 
 def _render_learn(data: dict[str, Any]) -> None:
-    stdout.print(f"learned from [bold]{data['records_new']}[/bold] new traces ({data['traces_seen']} seen, "
-                 f"{data['records_total']} records) in {data['seconds']:.2f}s", highlight=False)
-    for wf in data["workflows"]:
-        seed = " (single run)" if wf["single_run"] else ""
-        stdout.print(f"  [bold]{wf['id']}[/bold] {wf['name']}: {wf['steps']} steps, {len(wf['checks'])} checks, "
-                     f"{wf['pitfalls']} pitfalls, {wf['runs']} runs{seed}; cues: {', '.join(wf['cues']) or '-'}",
-                     highlight=False)
-    note = data.get("annotation")
-    if note:
-        stdout.print(f"  annotation: {note['calls']} model calls, {note['named']} names, {note['steps']} steps "
-                     f"polished, {note['refused']} refused" + (f" ({note['skipped']})" if note["skipped"] else ""),
-                     highlight=False)
-    for fb in data["feedback"]:
-        stdout.print(f"  feedback: {fb['workflow']} {fb['verdict']}", highlight=False)
-    from habitus.learn.replay import describe, describe_map
+    from habitus.learn.explain import explain
 
-    for verdict in data.get("replay") or []:
-        stdout.print(f"  {describe(verdict)}", highlight=False)
-    for summary in data.get("repo_maps") or []:
-        stdout.print(f"  {describe_map(summary)}", highlight=False)
-    if not data["workflows"] and not data.get("repo_maps"):
-        stdout.print("  no workflows yet: ingest coding sessions first (`habitus ingest`)", highlight=False)
+    for line in explain(data):  # stdout never wraps mid-phrase (soft_wrap) and sanitises what came from traces
+        stdout.print(line, highlight=False, markup=False, emoji=False)
 
 
 def _render_list(rows: list[dict[str, Any]]) -> None:
@@ -123,6 +105,8 @@ def register(app: typer.Typer) -> None:
         annotate: bool = typer.Option(False, "--annotate",
                                       help="Let the configured LLM name workflows and polish step text."),
         no_gate: bool = typer.Option(False, "--no-gate", help="Save the new build without the replay gate."),
+        rebuild: bool = typer.Option(False, "--rebuild", help="Build again even when no trace is new or changed "
+                                                               "(by default a run with nothing new changes nothing)."),
         show_rejected: bool = typer.Option(False, "--show-rejected",
                                            help="List builds the replay gate rejected (learns nothing)."),
         as_json: bool = JsonOption,
@@ -138,7 +122,7 @@ def register(app: typer.Typer) -> None:
             return
         conn = _conn()
         try:
-            report = learn(conn, repo=repo, annotate=annotate, gate=not no_gate)
+            report = learn(conn, repo=repo, annotate=annotate, gate=not no_gate, force=rebuild)
         except LearnError as exc:
             fail(str(exc))
         finally:

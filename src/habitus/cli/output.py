@@ -1,4 +1,4 @@
-"""Shared output conventions of every command (DESIGN §3).
+"""Shared output conventions of every command (docs/architecture.md §3).
 
 `--json` prints exactly one JSON document on stdout; human text goes to stdout only without it;
 progress and warnings go to stderr; a user error is one line on stderr and exit code 1.
@@ -28,8 +28,9 @@ class _SanitisingConsole(Console):
         return super().render_str(sanitise(text), *args, **kwargs)
 
 
-stdout = _SanitisingConsole()
-stderr = _SanitisingConsole(stderr=True)
+# soft_wrap: a line is never broken by Rich at 80 columns in a pipe (`0 secrets \nredacted`); a terminal wraps it
+stdout = _SanitisingConsole(soft_wrap=True)
+stderr = _SanitisingConsole(stderr=True, soft_wrap=True)
 
 JsonOption = typer.Option(False, "--json", help="Print one JSON document on stdout and nothing else there.")
 RayAddressOption = typer.Option(None, "--address", help="With --engine ray: a running Ray cluster (e.g. "

@@ -102,6 +102,7 @@ def register(app: typer.Typer) -> None:
         """Refine a SKILL.md from historical traces and their outcomes, with no new rollouts."""
         import sys
 
+        from habitus.core.extras import MissingExtra, require_extra
         from habitus.fleet.engine import get_engine
         from habitus.fleet.sources import local_path
         from habitus.llm.types import LLMError
@@ -110,6 +111,7 @@ def register(app: typer.Typer) -> None:
 
         runner = None
         try:
+            require_extra("refine", "habitus refine")
             if (traces is None) == (not from_store):
                 raise ValueError("give either --traces PATH or --from-store")
             traces_path = local_path(traces) if traces is not None else None
@@ -129,7 +131,7 @@ def register(app: typer.Typer) -> None:
                                 use_umap=not no_umap, gate=not no_gate, gate_fail_open=fail_open,
                                 embedder=embedder, summarizer=summarizer, judge=judge, provider=provider,
                                 install=False, engine=runner, cluster_sample=cluster_sample, progress=stage_done)
-        except (RefineError, ValueError, OSError, StoreError, LLMError) as exc:
+        except (RefineError, ValueError, OSError, StoreError, LLMError, MissingExtra) as exc:
             fail(str(exc))
         finally:
             if runner is not None:

@@ -34,11 +34,30 @@ def _resolve(store: Any, trace_id: str) -> str:
     return full
 
 
+LIST_COLUMNS = ("id", "agent", "started", "steps", "tools", "outcome", "task")
+
+
+def _list_cells(r: dict[str, Any]) -> list[str]:
+    """The cells of one trace, each sanitised (text from traces) and on one line without tabs."""
+    from habitus.core.untrusted import sanitise
+
+    started = (r["started"] or "")[:16].replace("T", " ")
+    cells = [r["id"], r["agent"], started, str(r["steps"]), str(r["tool_calls"]), r["outcome"], r["task"] or ""]
+    return [" ".join(sanitise(str(c)).split()) for c in cells]
+
+
 def _render_list(rows: list[dict[str, Any]]) -> None:
+    """A table on a terminal; in a pipe, one tab-separated line per trace with the whole id and task."""
+    import sys
+
     from rich.table import Table
 
     if not rows:
         stdout.print("no traces; run `habitus ingest` first")
+        return
+    if not stdout.is_terminal:
+        sys.stdout.write("\t".join(LIST_COLUMNS) + "\n")
+        sys.stdout.writelines("\t".join(_list_cells(r)) + "\n" for r in rows)
         return
     table = Table(show_lines=False)
     widths = {"id": 13, "agent": 11, "started": 16, "steps": 5, "tools": 5, "outcome": 7}
@@ -46,9 +65,8 @@ def _render_list(rows: list[dict[str, Any]]) -> None:
         table.add_column(col, overflow="ellipsis", no_wrap=True, min_width=widths.get(col, 10),
                          max_width=widths.get(col, 40))
     for r in rows:
-        started = (r["started"] or "")[:16].replace("T", " ")
-        task = (r["task"] or "").replace("\n", " ")[:80]
-        table.add_row(r["id"][:13], r["agent"], started, str(r["steps"]), str(r["tool_calls"]), r["outcome"], task)
+        cells = _list_cells(r)
+        table.add_row(cells[0][:13], *cells[1:6], cells[6][:80])
     stdout.print(table)
 
 
@@ -62,8 +80,8 @@ def _render_show(trace: dict[str, Any]) -> None:
 def _render_stats(data: dict[str, Any]) -> None:
     from habitus.llm.pricing import describe_cost as cost_line
 
-    items = data.get("traces", [data])
-    if not items:
+    items = data.get("traces", [] if "total" in data else [data])
+    if not items and not (data.get("total") or {}).get("traces"):
         stdout.print("no traces (ingest some first: `habitus ingest`)", highlight=False)
     for s in items:
         t = s["tokens"]
@@ -80,8 +98,11 @@ def _render_stats(data: dict[str, Any]) -> None:
                          highlight=False)
         if s["wall_time_s"] is not None:
             stdout.print(f"  wall time: {s['wall_time_s']:.0f}s", highlight=False)
-    if "total" in data:
+    if (data.get("total") or {}).get("traces"):
         total = data["total"]
+        if "traces" not in data:
+            stdout.print("every trace in the store (`habitus traces stats ID` for one, `--all` for each):",
+                         highlight=False)
         stdout.print(f"[bold]total[/bold]: {total['traces']} traces, {total['tool_calls']} tool calls, "
                      f"{total['failed_tool_calls']} failed, tokens {total['tokens'].get('total', 0):,}, "
                      f"cost {cost_line(total.get('cost'), total.get('unpriced') or {})}", highlight=False)
@@ -134,14 +155,14 @@ def show_command(trace_id: str = typer.Argument(..., help="Trace id (or a unique
 def stats_command(
     trace_id: str | None = typer.Argument(None, help="Trace id (or a unique prefix)."),
     all_traces: bool = typer.Option(False, "--all", help="Every trace, with totals."),
-    repo: Path | None = typer.Option(None, "--repo", help="With --all: only traces of this repo."),
+    repo: Path | None = typer.Option(None, "--repo", help="Without an id: only traces of this repo."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Tokens, tool calls by tool, failed calls, files read more than once, wall time."""
+    """Tokens, tool calls by tool, failed calls, files read more than once, wall time.
+
+    Without an id or --all: the totals over every trace (of --repo, when given)."""
     from habitus.capture.stats import total_stats, trace_stats
 
-    if not trace_id and not all_traces:
-        fail("give a trace id or --all")
     store = _store()
     try:
         if trace_id:
@@ -152,7 +173,7 @@ def stats_command(
             subject, root = _subject_of(repo)
             traces = store.iter_traces(subject=subject) if subject else store.iter_traces(repo=root)
             items = [trace_stats(t) for t in traces]
-            data = {"traces": items, "total": total_stats(items)}
+            data = {"traces": items, "total": total_stats(items)} if all_traces else {"total": total_stats(items)}
     finally:
         store.close()
     emit(data, as_json, render=_render_stats)

@@ -135,14 +135,19 @@ def _html_table(report: SimulationReport) -> str:
 
 
 def write_report(reports: list[SimulationReport], out_dir: str | Path) -> Path:
-    """Write report.json, context.png and index.html (PNG embedded) to `out_dir`; returns the HTML path."""
+    """Write report.json, context.png and index.html (PNG embedded; with the `plots` extra) to `out_dir`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(
         json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False), encoding="utf-8"
     )
-    png = plot_reports(reports, out / "context.png")
-    image = base64.b64encode(png.read_bytes()).decode("ascii")
+    from habitus.core.extras import has_extra, install_hint
+
+    if has_extra("plots"):
+        image = base64.b64encode(plot_reports(reports, out / "context.png").read_bytes()).decode("ascii")
+        figure = f"<img alt='policy comparison' src='data:image/png;base64,{image}' style='max-width:100%'>"
+    else:
+        figure = f"<p class='n'>The figure is left out: matplotlib is not installed ({install_hint('plots')}).</p>"
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>habitus context simulation</title>",
         "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
@@ -155,7 +160,7 @@ def write_report(reports: list[SimulationReport], out_dir: str | Path) -> Path:
                      f"{report.pairs} tool calls, {html.escape(str(report.model))})</small></h2>")
         parts.append(_html_table(report))
         parts += [f"<p class='n'>{html.escape(line)}</p>" for line in describe(report)]
-    parts.append(f"<img alt='policy comparison' src='data:image/png;base64,{image}' style='max-width:100%'>")
+    parts.append(figure)
     parts.append("</body></html>")
     page = out / "index.html"
     page.write_text("\n".join(parts), encoding="utf-8")

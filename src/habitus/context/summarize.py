@@ -1,7 +1,7 @@
 """Summarizers for evicted tool call/response pairs: a model-free state extractor and an LLM one.
 
 Both implement the `Summarizer` protocol, so a policy ablation is a configuration change. The
-state extractor is the default (DESIGN §2.1): it keeps the latest value of every field seen in
+state extractor is the default (docs/architecture.md §2.1): it keeps the latest value of every field seen in
 structured (JSON) tool outputs, the actions performed, and the items still open, in a capped size.
 Summarizer tokens and calls are reported in `Summary.usage` / `Summary.calls` and always added to
 totals by the caller.

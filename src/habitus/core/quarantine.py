@@ -1,6 +1,6 @@
 """What memory text may say as an instruction: an allowlist of commands and paths, plus markup and look-alikes.
 
-Tool output, file text and agent-written notes are evidence, never instruction (DESIGN §2.8). Before
+Tool output, file text and agent-written notes are evidence, never instruction (docs/architecture.md §2.8). Before
 a text is shown to an agent as something to do (a hand-over pitfall, a rule in AGENTS.md), every
 command it names must be one the repo's own sessions ran successfully (`Allowlist.commands`,
 built by `habitus.learn.allowlist`), every path it names must stay in the repo (and be tracked,

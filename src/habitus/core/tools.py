@@ -64,7 +64,7 @@ __all__ = ["EDIT_TOOLS", "PATH_KEYS", "READ_TOOLS", "SHELL_TOOLS", "WRITE_TOOLS"
 
 def shell_command(call: ToolCall) -> str | None:
     """The command line of a shell tool call (Claude `command`, Codex `["bash", "-lc", script]` or `cmd`), without
-    its comments: a comment is prose beside the command, never part of what learning keeps (DESIGN §2.8)."""
+    its comments: a comment is prose beside the command, never part of what learning keeps (architecture §2.8)."""
     if call.name not in SHELL_TOOLS and not (call.name == "" and "command" in call.input):
         return None
     cmd = call.input.get("command", call.input.get("cmd"))

@@ -1,7 +1,7 @@
 """The trace model: one agent run as ordered steps with usage and a deterministic outcome.
 
 Everything that reads agent files produces these types, and everything downstream consumes them.
-Pure data and (de)serialization only; no I/O (DESIGN §1).
+Pure data and (de)serialization only; no I/O (docs/architecture.md §1).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class OutcomeStatus(StrEnum):
 
 
 class OutcomeSource(StrEnum):
-    """Where an outcome came from. Never 'the model said so' (DESIGN §2.5)."""
+    """Where an outcome came from. Never 'the model said so' (docs/architecture.md §2.5)."""
 
     CHECKS = "checks"
     REWARDS = "rewards"

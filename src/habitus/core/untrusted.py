@@ -1,4 +1,4 @@
-"""The one sanitiser for text that came from traces, before it is rendered anywhere (DESIGN §2.8).
+"""The one sanitiser for text that came from traces, before it is rendered anywhere (docs/architecture.md §2.8).
 
 A prompt, a command, a tool's output, an edit's text, a file or an agent-written note can carry text
 a person reviewing it does not see but a model reads: Unicode tag characters (U+E0000–E007F, which

@@ -1,4 +1,4 @@
-"""habitus.deliver: agent hooks, the MCP server, and the managed always-on rules block (DESIGN.md §1).
+"""habitus.deliver: agent hooks, the MCP server, and the managed always-on rules block (docs/architecture.md §1).
 
 The public calls are loaded on first use, so the hook entry point (`habitus.deliver.hook`), which
 imports this package, stays light:

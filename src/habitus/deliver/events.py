@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from habitus.store.db import Connection
 
 MAX_PROMPT_CHARS = 8_000  # recall reads the start of a huge prompt; the rest adds cost, not intent
-# Claude Code cuts hook text at 10,000 characters; Codex spills past ~2,500 tokens (DESIGN §2.3).
+# Claude Code cuts hook text at 10,000 characters; Codex spills past ~2,500 tokens (docs/architecture.md §2.3).
 PROMPT_EVENTS = {"userpromptsubmit", "prompt", "prompt-submit"}
 TOOL_EVENTS = {"posttooluse", "posttoolusefailure", "tool", "after-tool"}
 PRE_TOOL_EVENTS = {"pretooluse", "before-tool"}

@@ -1,6 +1,6 @@
 """The hook entry point agents run: `python -m habitus.deliver.hook EVENT --agent claude|codex`.
 
-Contract (DESIGN §2.4): it always exits 0; it reads the agent's JSON payload from stdin, does its
+Contract (docs/architecture.md §2.4): it always exits 0; it reads the agent's JSON payload from stdin, does its
 work within a time budget (default 1.5 s; `--budget`, `HABITUS_HOOK_BUDGET_S` or the config key
 `hooks.budget_s`), prints one JSON document with `hookSpecificOutput.additionalContext` or
 nothing, and whenever it prints nothing for a reason (an error, a timeout, a missing or non-git

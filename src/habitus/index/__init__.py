@@ -1,6 +1,6 @@
 """habitus.index: lexical search (BM25) and vectors (embedders, numpy ranking, cached in the store).
 
-Light to import: names resolve lazily, and numpy, scikit-learn, onnxruntime and torch load only
+Light to import: names resolve lazily, and numpy, onnxruntime and torch load only
 when an embedder is used, so `from habitus.index.bm25 import BM25Index` stays cheap on hook paths.
 """
 

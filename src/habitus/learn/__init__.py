@@ -26,6 +26,7 @@ class LearnError(ValueError):
 class LearnReport:
     subjects: list[str] = field(default_factory=list)
     traces_seen: int = 0
+    traces_new: int = 0  # new or changed since the last learn (made into records now)
     records_new: int = 0
     records_total: int = 0
     skipped_no_subject: int = 0
@@ -34,12 +35,15 @@ class LearnReport:
     annotation: dict[str, Any] | None = None
     replay: list[dict[str, Any]] = field(default_factory=list)  # replay-gate verdicts (learn.replay), per subject
     maps: list[dict[str, Any]] = field(default_factory=list)  # repo maps built (learn.repomap), per subject
+    unchanged: list[str] = field(default_factory=list)  # subjects with nothing new, left as they were
+    active_workflows: int = 0  # workflows in use for the subjects learned (after this run)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "subjects": list(self.subjects),
             "traces_seen": self.traces_seen,
+            "traces_new": self.traces_new,
             "records_new": self.records_new,
             "records_total": self.records_total,
             "skipped_no_subject": self.skipped_no_subject,
@@ -48,6 +52,8 @@ class LearnReport:
             "annotation": self.annotation,
             "replay": list(self.replay),
             "repo_maps": list(self.maps),
+            "unchanged": list(self.unchanged),
+            "active_workflows": self.active_workflows,
             "seconds": round(self.seconds, 3),
         }
 
@@ -66,7 +72,7 @@ def _trace_version(ended: str | None, steps: int) -> str:
 
 def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = None,
           rebuild: bool = True, annotate: bool = False, provider: Any = None, gate: bool = True,
-          repo_map: bool = True, prior: Any = None) -> LearnReport:
+          repo_map: bool = True, prior: Any = None, force: bool = False) -> LearnReport:
     """Make records of new traces, apply hand-over feedback, and rebuild workflows; see the module docstring.
 
     `repo` restricts learning to that repo's subject and reads file text from it for places.
@@ -75,13 +81,13 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
     `repo_map` (re)builds each subject's repo map (`learn.repomap`: where work goes, checks, traps);
     `prior` is the cross-repository where-to-look prior its model is fitted around (default: the shipped one,
     `learn.prior`; the replay benchmark passes one fitted without the repo it replays).
+    A subject learned before with no new or changed trace is left as it is (`unchanged`: no rebuild, no
+    replay, no rejected build stored again) unless `force`.
     """
     from habitus.capture.subject import repo_subject
-    from habitus.learn.feedback import apply_feedback
-    from habitus.learn.induce import carry_ids, induce
-    from habitus.learn.records import records_from_trace
     from habitus.store import store_on
     from habitus.store.memory import (
+        count_records,
         delete_task_records,
         ensure_memory_schema,
         load_records,
@@ -122,6 +128,8 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
             trace = store.get_trace(summary.id)
             if trace is None:
                 continue
+            from habitus.learn.records import records_from_trace  # only when a trace is new: a heavy import
+
             recs = records_from_trace(trace, repo=repo_path)
             recs[0].meta["trace_version"] = version
             new_records.extend(recs)
@@ -132,11 +140,21 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
         delete_task_records(conn, relearned)  # a trace read again may split into fewer tasks than before
         save_records(conn, new_records)
     report.records_new = len(new_records)
-    for rec in new_records:
-        report.feedback.extend(apply_feedback(conn, rec))
+    report.traces_new = len(relearned)
+    if new_records:
+        from habitus.learn.feedback import apply_feedback
+
+        for rec in new_records:
+            report.feedback.extend(apply_feedback(conn, rec))
     touched = {r.subject for r in new_records if r.subject}
     subjects = [subject] if subject else sorted(touched if not rebuild else set(record_subjects(conn)) | touched)
     for subj in subjects:
+        if subj not in touched and not force and _learned_before(conn, subj):
+            report.unchanged.append(subj)
+            report.records_total += count_records(conn, subj)
+            continue
+        from habitus.learn.induce import carry_ids, induce
+
         records = load_records(conn, subj)
         report.records_total += len(records)
         if records and repo_map and (subj in touched or not has_repo_map(conn, subj)):
@@ -162,9 +180,20 @@ def learn(conn: Any, subject: str | None = None, *, repo: Path | str | None = No
                 continue
         save_workflows(conn, subj, workflows)
         report.workflows.extend(workflows)
+    report.active_workflows = sum(len(load_workflows(conn, subj, status="active")) for subj in subjects)
     report.subjects = subjects
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _learned_before(conn: Any, subject: str) -> bool:
+    """Whether `learn` already built this subject's memory (its repo map, workflows or a rejected build)."""
+    from habitus.learn.replay import load_rejected
+    from habitus.store.memory import load_workflows
+    from habitus.store.repomap import has_repo_map
+
+    return (has_repo_map(conn, subject) or bool(load_workflows(conn, subject, status=None))
+            or bool(load_rejected(conn, subject, limit=1)))
 
 
 __all__ = ["LearnError", "LearnReport", "learn", "workflow_summary"]

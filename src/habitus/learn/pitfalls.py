@@ -2,7 +2,7 @@
 
 A pitfall's text is written by habitus from what the sessions ran (the failing command and the one
 that fixed it); the failing call's output is kept apart as evidence (`evidence.output`), shown only
-quoted, never as words of the pitfall (DESIGN §2.8). Evidence counts each session once and keeps
+quoted, never as words of the pitfall (docs/architecture.md §2.8). Evidence counts each session once and keeps
 the per-session figures its totals are made of. `vet_pitfall` marks whether the text passes the
 repo's allowlist (`habitus.core.quarantine`); only a vetted pitfall is shown as an instruction.
 

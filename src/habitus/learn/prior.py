@@ -8,7 +8,7 @@ repo's own fit is pulled towards the prior weights (`strength`, an L2 penalty ar
 gets the prior and one with a long history moves away from it as far as its evidence carries.
 
 The shipped prior (`habitus/data/where_prior.json`) is fitted by `benchmarks/fit_where_prior.py` on
-the history part of every real history at hand (DESIGN §2.9); `habitus bench replay --datasets`
+the history part of every real history at hand (docs/architecture.md §2.9); `habitus bench replay --datasets`
 fits it again leaving each repository out and reports the left-out figures. Without the file the
 documented defaults below are used.
 """

@@ -1,4 +1,4 @@
-"""Fitting the cross-repository where-to-look prior on several repositories' histories (DESIGN §2.9).
+"""Fitting the cross-repository where-to-look prior on several repositories' histories (docs/architecture.md §2.9).
 
 Each repository contributes the prequential rows of its history (`habitus.learn.calibrate.history_rows`:
 every candidate file of every past task, asked of the map built from the tasks before it). The prior's

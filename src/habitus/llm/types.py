@@ -1,7 +1,7 @@
 """The provider contract: errors, chat responses, the `Provider` protocol and tolerant JSON extraction.
 
 Every stage that may use a model codes against these names only, and catches `NoModelConfigured`
-to take its model-free path (DESIGN §2.1).
+to take its model-free path (docs/architecture.md §2.1).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""habitus.recall: task → chosen, validated workflows → hand-over text (see DESIGN.md §1, issue 4 §4).
+"""habitus.recall: task → chosen, validated workflows → hand-over text (see docs/architecture.md §1, issue 4 §4).
 
 `recall(task, cwd=…)` is the one call; `classify_intent`, `strip_negated` and `split_items` are the
 pure helpers it is built from. Submodules are imported on first use so the hook path stays light.

@@ -2,7 +2,7 @@
 
 Everything shown comes from the repo's own history and is re-checked against the current tree by
 `habitus.recall.look`; text that came from past tasks or tool output (a past task's title, an error
-line) is quoted as data, never as an instruction (DESIGN §2.8): one line, in double quotes, without
+line) is quoted as data, never as an instruction (docs/architecture.md §2.8): one line, in double quotes, without
 backticks, cut short. Sections are dropped from the end (workflows first, then traps) until the
 hand-over fits the budget; it never exceeds it.
 """

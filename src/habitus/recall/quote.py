@@ -7,8 +7,8 @@ characters, backticks and angle brackets replaced by look-alikes so nothing can 
 a tag or write a managed-block marker (`<!-- habitus:rules:… -->`). `fenced` puts several lines of
 file text (an excerpt) in a code fence longer than any backtick run inside, sanitised and with
 markers neutralised the same way. Every place that shows such text (hand-overs, pitfall warnings,
-promotion proposals, reports) goes through these two functions (DESIGN §2.8); `past_task` is the one line of a
-past prompt that may be quoted.
+promotion proposals, reports) goes through these two functions (docs/architecture.md §2.8);
+`past_task` is the one line of a past prompt that may be quoted.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""habitus.refine (see DESIGN.md §1)."""
+"""habitus.refine (see docs/architecture.md §1)."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from habitus.core.extras import require_extra
 from habitus.core.subject import same_repo
 from habitus.core.trace import Trace
 from habitus.refine import cluster as cluster_stage
@@ -238,8 +239,9 @@ def refine(skill_path: Path | str, traces_path: Path | str | None = None, reward
 
     `engine` runs reading, summarising and embedding over workers (default: this process);
     `cluster_sample` is the partition size above which clustering samples, then assigns;
-    `progress(stage, seconds)` is called as each stage ends.
+    `progress(stage, seconds)` is called as each stage ends. Needs the `refine` extra (`MissingExtra`).
     """
+    require_extra("refine", "skill refinement")
     times: dict[str, float] = {}
     clock = time.perf_counter()
 

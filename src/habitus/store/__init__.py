@@ -1,4 +1,4 @@
-"""habitus.store (see DESIGN.md §1)."""
+"""habitus.store (see docs/architecture.md §1)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Tables belong to the `memory` component and are migrated with `habitus.store.sql
 Workflows are stored as their `to_dict()` JSON plus queryable columns (subject, root commit, status,
 counters, last verification); the columns win over the JSON on load, so counter updates are single
 UPDATE statements that concurrent hook processes can run safely. Workflows of a subject are found
-by the subject's root commit, so every clone of a repo shares memory (DESIGN §3).
+by the subject's root commit, so every clone of a repo shares memory (docs/architecture.md §3).
 """
 
 from __future__ import annotations
@@ -369,6 +369,12 @@ def load_records(conn: Any, subject: str | None = None) -> list[Record]:
     from habitus.core.record import Record
 
     return [Record.from_dict(json.loads(r["data"])) for r in rows]
+
+
+def count_records(conn: Any, subject: str) -> int:
+    """How many records a subject has (without reading them)."""
+    ensure_memory_schema(conn)
+    return int(conn.execute("SELECT COUNT(*) FROM learn_records WHERE root = ?", (root_of(subject),)).fetchone()[0])
 
 
 def record_versions(conn: Any) -> dict[str, str | None]:

@@ -1,6 +1,6 @@
 """Persistence of the repo map (where work goes, the repo's checks and traps), one row per repo.
 
-A repo is keyed by its root commit, so every clone shares its map (DESIGN §3). The map is stored as
+A repo is keyed by its root commit, so every clone shares its map (docs/architecture.md §3). The map is stored as
 its `to_dict()` JSON; recall reads it whole (one row, one JSON document per repo). The SQL is the
 subset both backends run (`habitus.store.db`), so a team's PostgreSQL store holds maps too.
 """

@@ -149,11 +149,11 @@ def write_report(result: SweepResult, path: Path) -> Path:
                   "They exercise the harness and the policies mechanically; they are not a model's scores.")
     sections = [
         Section("Setup", setup),
-        Section("Results", tables=[results_table(result)], figures=[completion_vs_tokens(result)]),
-        Section("Failure taxonomy", tables=[_failures_table(result)], figures=[failure_breakdown(result)]),
+        Section("Results", tables=[results_table(result)], figures=[lambda: completion_vs_tokens(result)]),
+        Section("Failure taxonomy", tables=[_failures_table(result)], figures=[lambda: failure_breakdown(result)]),
         Section("Paired comparisons", tables=[_paired_table(result)]),
     ]
     if result.sensitivity:
         sections.append(Section("Sensitivity over N and W",
-                                figures=[sensitivity_plot(result, "N"), sensitivity_plot(result, "W")]))
+                                figures=[lambda: sensitivity_plot(result, "N"), lambda: sensitivity_plot(result, "W")]))
     return write_html_report(path, "Expense-itemization benchmark" + _label(result), sections)

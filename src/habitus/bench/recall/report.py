@@ -95,9 +95,9 @@ def write_html(data: dict[str, Any], path: Path) -> Path:
     cat_names = sorted({c for s in cats.values() for c in s})
     cat_rows = [[c, *(f"{cats[s][c]['false']} / {cats[s][c]['hit']}/{cats[s][c]['expected']}"
                       if c in cats[s] else "" for s in summary)] for c in cat_names]
-    figures = [_bars(summary, "false_per_task", "False retrievals per task"),
-               _bars(summary, "stale_per_task", "Stale items handed over per task"),
-               _bars(summary, "recall", "Recall of expected workflows"), _latency(data)]
+    figures = [lambda: _bars(summary, "false_per_task", "False retrievals per task"),
+               lambda: _bars(summary, "stale_per_task", "Stale items handed over per task"),
+               lambda: _bars(summary, "recall", "Recall of expected workflows"), lambda: _latency(data)]
     misses = [o for o in data["outcomes"] if o["selector"] == "habitus" and (o["false"] or o["stale"]
                                                                             or o["kinds_hit"] < len(o["expected"]))]
     texts = {(t["scenario"], t["id"]): t["text"] for t in data["tasks"]}

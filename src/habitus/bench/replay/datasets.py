@@ -1,4 +1,4 @@
-"""Replaying every real history in a folder at once, each with a prior fitted without it (DESIGN §2.9).
+"""Replaying every real history in a folder at once, each with a prior fitted without it (docs/architecture.md §2.9).
 
 `habitus bench replay --datasets DIR` takes every folder of DIR that holds a shipped history
 (`code.bundle` + `checkpoints.tar.xz`, `habitus.bench.replay.bundle`) — or DIR itself when it holds

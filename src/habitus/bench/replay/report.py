@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from habitus.bench.replay.runner import ReplayRun
-from habitus.bench.report_html import Section, Table, write_html_report
+from habitus.bench.report_html import Section, Table, shorten, write_html_report
 
 
 def _ci(iv: dict[str, Any], digits: int = 2) -> str:
@@ -39,15 +39,25 @@ def table_rows(data: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     return columns, rows
 
 
+def split_words(split: dict[str, Any]) -> str:
+    """How the history was split, in words ("the first 60% of sessions learned, from transcripts")."""
+    how = (f"sessions started before {split['before']} learned" if split.get("before")
+           else f"the first {round(100 * (split.get('share') or 0))}% of sessions learned")
+    if split.get("until"):
+        how += f", none started from {split['until']} on"
+    return how + (", from transcripts alone" if split.get("learn_from") == "transcripts" else "")
+
+
 def markdown(data: dict[str, Any]) -> str:
     columns, rows = table_rows(data)
     head = (f"Replay of {data['repo']}: {data['history']} history sessions, {data['tasks']} later tasks "
-            f"(split {data['split']}); learning {data['learn'].get('seconds')} s, "
+            f"({split_words(data['split'])}); learning {data['learn'].get('seconds')} s, "
             f"{data['learn'].get('workflows')} workflows, {data['learn'].get('model_calls', 0)} model calls. "
             "Intervals: bootstrap 95% over tasks (Wilson for shares).\n\n")
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return head + "\n".join(lines) + "\n"
+    verdict = f"\n\n**Verdict**: {data['verdict']['sentence']}" if data.get("verdict") else ""
+    return head + "\n".join(lines) + verdict + "\n"
 
 
 def _figure(data: dict[str, Any]) -> Any:
@@ -84,14 +94,16 @@ def write_reports(run: ReplayRun, out_dir: Path | str) -> dict[str, str]:
     (out / "results.md").write_text(md, encoding="utf-8")
     columns, rows = table_rows(data)
     per_task = Table(columns=["task", "truth", *run.selectors], rows=[
-        [row["task"]["task"][:80], len(row["task"]["truth"]),
+        [shorten(row["task"]["task"], 80), len(row["task"]["truth"]),
          *[f"{row[n]['right']}/{len(row[n]['handed'])}" for n in run.selectors]] for row in data["per_task"]],
         caption="right files / files handed, per task")
+    verdict = [Section("Verdict", text=data["verdict"]["sentence"])] if data.get("verdict") else []
     sections = [
+        *verdict,
         Section("Selectors", text=md.split("\n\n", 1)[0], tables=[Table(columns=columns, rows=rows)],
-                figures=[_figure(data)]),
+                figures=[lambda: _figure(data)]),
         Section("Per task", tables=[per_task]),
-        Section("habitus hand-overs", blocks=[(t.task[:100], run.handovers[t.id]) for t in run.tasks
+        Section("habitus hand-overs", blocks=[(shorten(t.task, 100), run.handovers[t.id]) for t in run.tasks
                                               if t.id in run.handovers][:60]),
     ]
     html = write_html_report(out / "report.html", "habitus bench replay", sections)
@@ -134,9 +146,9 @@ def write_multi_reports(result: Any, out_dir: Path | str) -> dict[str, str]:
                                 tables=[Table(columns=columns, rows=rows)]))
     columns, rows = table_rows(data["pooled"])
     sections.append(Section(f"pooled: {data['pooled']['tasks']} tasks", tables=[Table(columns=columns, rows=rows)],
-                            figures=[_figure(data["pooled"])]))
+                            figures=[lambda: _figure(data["pooled"])]))
     html = write_html_report(out / "report.html", "habitus bench replay: every history", sections)
     return {"json": str(out / "results.json"), "markdown": str(out / "results.md"), "html": str(html)}
 
 
-__all__ = ["markdown", "multi_markdown", "table_rows", "write_multi_reports", "write_reports"]
+__all__ = ["markdown", "multi_markdown", "split_words", "table_rows", "write_multi_reports", "write_reports"]

@@ -28,6 +28,7 @@ from typing import Any
 from habitus.bench.replay.history import LEARN_FROM, ReplayTask, load_tasks, transcript_only
 from habitus.bench.replay.metrics import TaskScore, paired_f1, score_task, summarize
 from habitus.bench.replay.selectors import SELECTORS, ReplayContext, run_selector
+from habitus.bench.replay.verdict import replay_verdict
 
 DEFAULT_SPLIT = 0.6
 
@@ -66,6 +67,7 @@ class ReplayRun:
             "history": len(self.history), "tasks": len(self.tasks), "learn": self.learn,
             "seconds": round(self.seconds, 2), "summary": self.summary(),
             "f1_vs_habitus": self.comparisons(),
+            "verdict": verdict.to_dict() if (verdict := replay_verdict(self)) else None,
             "per_task": [{"task": t.to_dict(), **{name: self.scores[name][i].to_dict() for name in self.selectors}}
                          for i, t in enumerate(self.tasks)],
         }
