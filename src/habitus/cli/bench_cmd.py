@@ -211,18 +211,30 @@ def replay_cmd(
                          progress=None if as_json else lambda m: stderr.print(m, highlight=False))
     except (ReplayError, StoreError) as exc:
         fail(str(exc))
-    default = _default_out()  # …/bench/expense/<time> → …/bench/replay/<time>
-    paths = write_reports(run, out or default.parent.parent / "replay" / default.name)
-    if as_json:
-        emit({**run.to_dict(), "reports": paths}, True)
-        return
     from habitus.bench.replay.report import markdown
 
     data = run.to_dict()
-    typer.echo(markdown({**data, "verdict": None}))
+    verdict = [("Verdict", data["verdict"])] if data.get("verdict") else []
+    _print_replay(data, write_reports(run, out or _replay_out()), lambda d: markdown({**d, "verdict": None}),
+                  as_json, verdict)
+
+
+def _replay_out() -> Path:
+    default = _default_out()  # …/bench/expense/<time> → …/bench/replay/<time>
+    return default.parent.parent / "replay" / default.name
+
+
+def _print_replay(data: dict[str, Any], paths: dict[str, str], markdown: Any, as_json: bool,
+                  verdicts: list[tuple[str, dict[str, Any]]]) -> None:
+    """One JSON document with the report paths; or the markdown tables, where the reports are, and last the
+    verdicts (the answer to "should you trust habitus here?")."""
+    if as_json:
+        emit({**data, "reports": paths}, True)
+        return
+    typer.echo(markdown(data))
     stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
-    if data.get("verdict"):  # the last line: the answer to "should you trust habitus here?"
-        typer.echo(f"\nVerdict: {data['verdict']['sentence']}")
+    for label, verdict in verdicts:
+        typer.echo(f"\n{label}: {verdict['sentence']}")
 
 
 def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None, learn_from: str, prior: str,
@@ -237,14 +249,7 @@ def _replay_datasets(folder: Path, *, split: float, selectors: list[str] | None,
                                  progress=None if as_json else lambda m: stderr.print(m, highlight=False))
     except (ReplayError, StoreError, ValueError) as exc:
         fail(str(exc))
-    default = _default_out()
-    paths = write_multi_reports(result, out or default.parent.parent / "replay" / default.name)
-    if as_json:
-        emit({**result.to_dict(), "reports": paths}, True)
-        return
     data = result.to_dict()
-    typer.echo(multi_markdown(data))
-    stdout.print(f"report: {paths['html']}\nresults: {paths['json']}", highlight=False)
-    for name, repo in data["repositories"].items():  # the last lines: one answer per repository
-        if repo.get("verdict"):
-            typer.echo(f"\nVerdict for {name}: {repo['verdict']['sentence']}")
+    verdicts = [(f"Verdict for {name}", repo["verdict"]) for name, repo in data["repositories"].items()
+                if repo.get("verdict")]
+    _print_replay(data, write_multi_reports(result, out or _replay_out()), multi_markdown, as_json, verdicts)

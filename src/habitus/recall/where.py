@@ -73,9 +73,11 @@ MAX_QUOTE = 90
 
 
 def quote(text: str, limit: int = MAX_QUOTE) -> str:
-    """`text` as quoted data: one line, no backticks or double quotes inside, at most `limit` characters."""
-    flat = re.sub(r"\s+", " ", text.replace("`", "'").replace('"', "'")).strip()
-    return '"' + (flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…") + '"'
+    """`text` as quoted data: sanitised (`habitus.core.untrusted`), one line, no backticks or double quotes inside,
+    at most `limit` characters."""
+    from habitus.core.untrusted import one_line
+
+    return '"' + one_line(text.replace("`", "'").replace('"', "'"), limit) + '"'
 
 
 @dataclass
