@@ -7,8 +7,8 @@ with their symbols (`habitus.index.code`, cached per commit), and decides what t
 - a question or review (intent `inspect`) gets the files it names, and the map's *where to look* only when
   it asks where something is; a review or an investigation ("Review the changes …", "investigate why CI fails",
   `habitus.recall.intent.verifies`) also gets the checks and their traps: such sessions run the repo's checks;
-  a clause that restricts what to change ("do not add a config option",
-  `habitus.recall.negation.strip_restrictions`) is not read for where to look;
+  a file that only a clause restricting what to change pointed at ("do not add a config option",
+  `habitus.recall.negation.strip_restrictions`) is not handed;
 - a change gets the files whose chance reaches the map's thresholds (`habitus.recall.where`), the
   repo's checks that still exist (`validate.check_state`), and the traps that concern those files
   or checks. When no file is likely enough the files are left out (an abstention, with its reason):
@@ -102,10 +102,14 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
 
     result = Look(kind=kind, repomap_tasks=repomap.tasks)
     checked = kind == "change" or verifies(task)
-    files = _where(strip_restrictions(task), repomap, root, head, subject, result)
-    if kind == "inspect" and not _ASKS_WHERE.search(task):
-        from habitus.recall.where import is_named
+    from habitus.recall.where import is_named
 
+    files = _where(task, repomap, root, head, subject, result)
+    unrestricted = strip_restrictions(task)
+    if files and unrestricted != task:  # what only a restricting clause pointed at is not handed
+        allowed = {c.file for c in _where(unrestricted, repomap, root, head, subject, Look(kind=kind))}
+        files = [c for c in files if c.file in allowed or is_named(c.features)]
+    if kind == "inspect" and not _ASKS_WHERE.search(task):
         # a question or review gets the files it names (a fact of the tree), not the map's guesses
         files = [c for c in files if is_named(c.features)]
         result.abstained = None if files else result.abstained
