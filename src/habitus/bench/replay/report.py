@@ -72,14 +72,22 @@ def markdown(data: dict[str, Any]) -> str:
             "Intervals: bootstrap 95% over tasks (Wilson for shares).\n\n")
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return head + "\n".join(lines + procedure_lines(data)) + "\n"
+
+
+def procedure_lines(data: dict[str, Any]) -> list[str]:
+    """The procedures table (`procedure_rows`) and each proposed rule with the replayed tasks in its situation."""
     pcols, prows = procedure_rows(data)
-    if prows:
-        lines += ["", "Procedures (habitus; a check or trap is the same when its folder, kind and program are):", "",
-                  "| " + " | ".join(pcols) + " |", "|" + "---|" * len(pcols)]
-        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in prows]
-        for rule in (data.get("rules") or {}).get("proposed", []):
-            lines.append(f"- rule {rule['text']!r}: situation in {rule['tasks_hit']} of {data['tasks']} replayed tasks")
-    return head + "\n".join(lines) + "\n"
+    if not prows:
+        return []
+    lines = ["", "Procedures (habitus; a check or trap is the same when its folder, kind and program are):", "",
+             "| " + " | ".join(pcols) + " |", "|" + "---|" * len(pcols)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in prows]
+    for rule in (data.get("rules") or {}).get("proposed", []):
+        where = f"{rule['repo']}: " if rule.get("repo") else ""
+        lines.append(f"- {where}rule {rule['text']!r}: situation in {rule['tasks_hit']} of "
+                     f"{rule.get('of', data['tasks'])} replayed tasks")
+    return lines
 
 
 def _figure(data: dict[str, Any]) -> Any:
@@ -145,7 +153,7 @@ def multi_markdown(data: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     parts.append(f"## pooled ({pooled['tasks']} tasks of {len(data['repositories'])} repositories)\n\n"
-                 + "\n".join(lines) + "\n")
+                 + "\n".join(lines + procedure_lines(pooled)) + "\n")
     return "\n".join(parts)
 
 
