@@ -80,3 +80,21 @@ def test_codex_exec_command_workdir_and_its_poll_give_the_check_and_its_failure(
     [run] = check_runs(rec.commands, rec.cwd)
     assert (run.dir, run.form, run.passed) == ("cmd", "cd cmd && go test ./...", False)
     assert "--- FAIL: TestX" in run.error
+
+
+def test_an_edit_on_a_path_of_another_machine_still_makes_a_red_green_loop_no_trap() -> None:
+    """A Windows session's edit (`D:\\repo\\src\\a.go`) between a failure and the next pass is a code fix."""
+    from habitus.core.trace import Step, StepKind, ToolCall, Trace
+    from habitus.learn.records import record_from_trace
+    from habitus.learn.traps import occurrences
+
+    def call(name: str, tool_input: dict, output: str = "", code: int | None = 0) -> Step:
+        return Step(kind=StepKind.TOOL, tool=ToolCall(name=name, input=tool_input, output=output, exit_code=code,
+                                                        is_error=bool(code)))
+
+    trace = Trace(id="w", agent="claude-code", source_format="claude", cwd="D:\\repo", steps=[
+        call("Bash", {"command": "cd /d/repo/src && go vet ./..."}, "vet: x.go:3: undefined: y\nerror: vet failed", 1),
+        call("Edit", {"file_path": "D:\\repo\\src\\x.go", "old_string": "y", "new_string": "z"}, "updated"),
+        call("Bash", {"command": "cd /d/repo/src && go vet ./..."}, "")])
+    [occ] = occurrences([record_from_trace(trace)])
+    assert (occ.run.identity, occ.how) == (("src", "typecheck", "go"), "code")

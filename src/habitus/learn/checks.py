@@ -40,6 +40,9 @@ _FIXER_WORD = re.compile(r"^(?:--fix(?:=.*)?|--write|-w|--apply|-fix|[\w.-]*:fix
 _FIXER_EXCEPT = frozenset({"--check", "-l", "-d", "--diff", "--dry-run", "-check", "--list-different"})
 _CHECK_FLAGS = frozenset({"--check", "-l"})  # flags that make a formatter a check (`gofmt -l`, `prettier --check`)
 _UNPORTABLE = re.compile(r"[$`]|^~|^[A-Za-z]:[\\/]|^/|=/|=[A-Za-z]:[\\/]|=~")
+# programs that print, list or search: a check tool named in their arguments is text, not a run
+_NEVER_CHECKS = frozenset({"echo", "printf", "cat", "ls", "grep", "rg", "sed", "awk", "head", "tail", "find", "which",
+                           "type", "command", "git", "gh", "jq", "wc", "sort", "less", "more", "tee", "true", "test"})
 _SAFE_WORD = re.compile(r"^[\w@%+=:,./-]+$")
 
 
@@ -183,6 +186,8 @@ def segment_checks(command: str, folder: str | None, root: str | None) -> tuple[
     out = []
     for cmd, where in segments:
         if not cmd.words or any(r.op in ("<<", "<<-") for r in cmd.redirects):
+            continue
+        if cmd.words[0].rsplit("/", 1)[-1] in _NEVER_CHECKS:  # `echo "== gofmt -l"`, `ls .markdownlint*`
             continue
         text = " ".join([*cmd.assignments, *cmd.words])
         kind = check_of(text)

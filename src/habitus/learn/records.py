@@ -35,10 +35,10 @@ _SHELL_PATH = re.compile(r"[\w./-]+")  # a plain path (no globs, variables or su
 
 def _rel(path: str, root: str | None) -> str:
     """The repo-relative form of a path a tool named, or "" when it is not a file of the repo (outside it,
-    `..`, inside `.git`): such files are neither places nor reads memory may keep. Paths of a session recorded
-    on Windows (`D:\\repo\\src\\a.go`, `/d/repo/src/a.go`) map onto the repo like POSIX ones."""
-    rel = recorded_relative(path, root)
-    return repo_relative(rel) or "" if rel else ""
+    `..`, inside `.git`): such files are neither places nor reads memory may keep."""
+    if root and path.startswith(root.rstrip("/") + "/"):
+        path = path[len(root.rstrip("/")) + 1:]
+    return repo_relative(path) or ""
 
 
 class _Files:
@@ -176,6 +176,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
                         files.text[rel] = text
         elif call.name in EDIT_TOOLS and call.ok and call.input.get("command") != "view":
             edits = _tool_edits(call, files, root, index)
+            if not edits:  # a file this record cannot place (another machine's path): still an edit for traps
+                rec.meta.setdefault("edit_steps", []).append(index)
         if edits:
             first_edit_seen = True
             rec.edits.extend(edits)

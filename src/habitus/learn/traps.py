@@ -86,9 +86,10 @@ def _lookup(command: str) -> bool:
 
 
 def _code_between(rec: Record, low: int, high: int) -> bool:
-    """Whether the repo's files were edited between two calls (an edit tool, or a command that edits files and is
-    no fixer)."""
-    return any(low < e.index < high for e in rec.edits) or any(
+    """Whether files were edited between two calls (an edit tool — also on a file the record could not place, such
+    as another machine's path —, or a command that edits files and is no fixer)."""
+    unplaced = rec.meta.get("edit_steps") or []
+    return any(low < e.index < high for e in rec.edits) or any(low < i < high for i in unplaced) or any(
         low < c.index < high and c.ok and edits_files(c.command) and not is_fixer(c.command) for c in rec.commands)
 
 
