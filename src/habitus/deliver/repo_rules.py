@@ -64,7 +64,7 @@ def check_rule(checks: list[CheckConvention], checked_tasks: int, records: dict[
     ids = {s for _, sessions in chosen for s in sessions}
     return Candidate(id="check:" + "+".join(c.command for c, _ in chosen)[:120], source="convention",
                      text=f"Before committing, run {listed}.", session_ids=ids, origin=[c.command for c, _ in chosen],
-                     tasks=min(c.tasks for c, _ in chosen),
+                     tasks=len({t for c, _ in chosen for t in c.evidence}) or min(c.tasks for c, _ in chosen),
                      situation={"kind": "check", "checks": ["|".join(i) for c, _ in chosen
                                                              if (i := identity_of(c.command))],
                                 "commands": [c.command for c, _ in chosen],

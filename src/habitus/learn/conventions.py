@@ -29,6 +29,7 @@ MAX_SCOPED_FILES = 12
 _LEADING_CD = lazy_re(r"^\s*cd\s+(?:\"[/~][^\"]*\"|'[/~][^']*'|[/~]\S*)\s*&&\s*")
 _PLUMBING = lazy_re(r"\s*(?:2>&1|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee)\b[^|&;]*)\s*")
 _WHOLE = frozenset({".", "./...", "...", "./"})
+_INTERPRETERS = frozenset({"bash", "sh", "zsh", "dash", "pwsh", "powershell", "python", "python3"})
 
 
 def clean_check(command: str) -> str:
@@ -42,9 +43,18 @@ def clean_check(command: str) -> str:
 
 
 def check_targets(text: str) -> list[str]:
-    """The path-like targets of a check's words (`./internal/x/...`, `src/a.test.ts`), whole-repo ones left out."""
-    return [w for w in text.split()[1:] if not w.startswith("-") and w not in _WHOLE and "=" not in w
-            and ("/" in w or w.endswith((".py", ".ts", ".tsx", ".js", ".go", ".rs")))]
+    """The path-like targets of a check's words (`./internal/x/...`, `src/a.test.ts`), whole-repo ones and the
+    script a check runs (`bash scripts/check.sh`, `python tools/lint.py`) left out."""
+    words = text.split()
+    out = []
+    for i, w in enumerate(words[1:], start=1):
+        if w.startswith("-") or w in _WHOLE or "=" in w:
+            continue
+        if words[i - 1] in _INTERPRETERS and w.endswith((".sh", ".bash", ".ps1", ".py")):
+            continue  # the script is the check, not what it checks (`shellcheck x.sh` checks x.sh)
+        if "/" in w or w.endswith((".py", ".ts", ".tsx", ".js", ".go", ".rs")):
+            out.append(w)
+    return out
 
 
 def _folder(path: str, where: str) -> str:
