@@ -22,7 +22,7 @@ from habitus.core.record import CommandFact, Record
 from habitus.core.repomap import CheckConvention, RepoMap
 
 MAX_CHECKS = 8
-MAX_EVIDENCE = 50
+MAX_EVIDENCE = 1000  # task ids kept per check (every count can be traced)
 MIN_TEMPLATE_TASKS = 2
 MAX_SCOPED_FILES = 12
 # `cd /abs/path && …`: the recording machine's checkout; a relative `cd web && …` is part of the check and stays
