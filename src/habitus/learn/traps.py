@@ -34,7 +34,7 @@ from habitus.learn.checks import CheckRun, check_of, check_runs, is_fixer
 
 MIN_TRAP_TASKS = 2
 MAX_TRAPS = 8
-MAX_EVIDENCE = 50
+MAX_EVIDENCE = 1000  # task ids kept per trap (every count can be traced)
 STALE_CHANCE = 0.05  # below this chance of so many clean runs at the trap's earlier rate, the repo changed
 _PROTOCOL = ("<tool_use_error>", "doesn't want to proceed", "was rejected", "[Request interrupted",
              "interrupted by user", "Sibling tool call errored", "requires approval", "Permission to use",
