@@ -155,3 +155,26 @@ def test_promote_proposes_the_trap_and_nothing_the_repo_already_says(learned) ->
     [add] = proposal.additions
     assert add.rule.evidence["tasks"] == 3 and add.rule.evidence["sessions"] == 3
     assert add.rule.evidence["replay"]["in_situation"] >= 1
+
+
+def test_every_count_can_be_traced_to_its_tasks_from_the_cli(learned) -> None:
+    """`habitus conventions` and `habitus promote --explain` name the tasks behind each count."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    h, db = learned
+    env = {**os.environ, "HABITUS_HOME": str(db.parent)}
+    done = subprocess.run([sys.executable, "-m", "habitus", "conventions", "--repo", str(h.repo), "--json"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    [trap] = data["traps"]
+    assert len(trap["evidence_tasks"]) == trap["tasks"] == 3
+    assert all("config option" in t["task"] for t in trap["evidence_tasks"])
+    explained = subprocess.run([sys.executable, "-m", "habitus", "promote", "--target", "CLAUDE.md", "--explain",
+                                "--json"], capture_output=True, text=True, env=env, cwd=h.repo, timeout=120)
+    assert explained.returncode == 0, explained.stderr
+    [rule] = json.loads(explained.stdout)["additions"]
+    assert len(rule["tasks_behind"]) == rule["evidence"]["tasks"] == 3

@@ -1,10 +1,12 @@
 """Promotion into the always-on rules block: compress, deduplicate, admit by evidence, zero-sum, apply.
 
-`propose(conn, target)` reads the candidates (pitfalls, recurring detours, notes, accepted refine
-edits), quarantines instruction-like ones, clusters similar candidates and compresses each cluster
-into one rule of 1–3 short lines (model-free), drops what the target file already says anywhere
-(not only in our block) or what was promoted, rejected or quarantined before, and admits a rule
-only when breaking it did harm (tokens or failures) and it recurred in ≥ 2 distinct sessions. When
+`propose(conn, target)` reads the candidates (pitfalls, the repo's checks and traps, notes, accepted
+refine edits), quarantines instruction-like ones, holds what may never be a rule (`deliver.admit`:
+tautologies, tool-protocol errors, absolute or home paths), clusters similar candidates and compresses
+each cluster into one rule of 1–3 short lines (model-free), drops what the target file or the repo's own
+AGENTS.md / CLAUDE.md already say or what was promoted, rejected or quarantined before, and admits a rule
+only when breaking it did harm (tokens or failures; for the repo's checks, the tasks that ran them), it is
+backed by ≥ 3 tasks in ≥ 2 distinct sessions and its situation recurred in the later part of the history. When
 the block is full, each addition is paired with the removal of lower-scored rules (a rule whose
 trigger no longer recurs scores 0). `apply(conn, proposal)` writes the block atomically (the file's
 original and its text before this apply kept in `$HABITUS_HOME/backups`) and records the promoted
