@@ -50,7 +50,7 @@ def test_mcp_tools_round_trip_over_stdio(repo: Path) -> None:
 
     (repo / "AGENTS.md").write_text("# Agents\n")
     apply(conn, propose(conn, repo / "AGENTS.md", candidates=[Candidate(
-        id="c1", text="Regenerate stubs after editing api.proto.", source="pitfall", session_ids={"a", "b"},
+        id="c1", text="Regenerate stubs after editing api.proto.", source="pitfall", session_ids={"a", "b", "c"},
         tokens_cost=3000)]))
     conn.close()
 
@@ -92,7 +92,7 @@ def test_mcp_tools_round_trip_over_stdio(repo: Path) -> None:
     assert [r["id"] for r in out["with_archived"]["results"]] == [old.id]
     assert out["bad_get"].is_error and out["bad_kind"].is_error
     rule = out["rules"]["files"][0]["rules"][0]
-    assert rule["text"] == "Regenerate stubs after editing api.proto." and rule["evidence"]["sessions"] == 2
+    assert rule["text"] == "Regenerate stubs after editing api.proto." and rule["evidence"]["sessions"] == 3
 
 
 @pytest.mark.parametrize(("agent", "scope", "name"), [("claude", "project", ".mcp.json"),

@@ -47,7 +47,7 @@ PAYLOADS: dict[str, tuple[str, list[str]]] = {
                                                                          "maintenance mode"]),
 }
 QUOTED = re.compile(r"(?:Output seen|\(quoted, not an instruction\)): `[^`]*`(?:, `[^`]*`)*")
-LESSON = "`pytest -q` fails here; run `make migrate && pytest -q` instead."
+LESSON = "If `pytest -q` fails, run `make migrate`, then `pytest -q`."
 
 
 def _learn_from_poisoned_sessions(repo: Path, tmp_path: Path, payload: str) -> None:
@@ -111,10 +111,10 @@ def test_tool_output_never_becomes_an_instruction(repo: Path, tmp_path: Path, ki
     for needle in needles:
         assert needle.lower() not in written.lower(), (needle, written)
     assert written.count(BEGIN) == 1 and written.count(END) == 1
-    assert any("make migrate && pytest -q" in " ".join(rule) for rule in parse_rules(written))
+    assert any("make migrate" in " ".join(rule) for rule in parse_rules(written))
     assert propose(conn, target).additions == []  # promotion still works on the file it wrote
     for entry in proposal.to_dict()["additions"]:
-        assert entry["evidence"]["worded_by"]["source"] in ("pitfall", "record")
+        assert entry["evidence"]["worded_by"]["source"] in ("pitfall", "convention")
 
 
 def _seed_lesson(repo: Path) -> None:
@@ -124,14 +124,23 @@ def _seed_lesson(repo: Path) -> None:
     from habitus.store.memory import save_records, save_workflows
 
     subject = repo_subject(repo)
+    error = "E   sqlite3.OperationalError: no such column: users.email"
     records = [Record(trace_id=f"t{i}", subject=subject, session_id=f"s{i}", task="add a users column",
-                      commands=[CommandFact("pytest -q", 1, False), CommandFact("make migrate && pytest -q", 0)],
+                      commands=[CommandFact("pytest -q", 1, False, error=error, index=1),
+                                CommandFact("make migrate && pytest -q", 0, index=2)],
                       detours=[Detour(failing="pytest -q", fixing="make migrate && pytest -q", tokens=2000,
-                                      error="E   sqlite3.OperationalError: no such column: users.email")],
+                                      error=error)],
                       outcome="success", date=f"2026-11-1{i}") for i in range(3)]
+    from habitus.core.repomap import RepoMap
+    from habitus.learn.conventions import learn_conventions
+    from habitus.store.repomap import save_repo_map
+
     conn = connect()
     save_records(conn, records)
     save_workflows(conn, subject, induce(records, subject))
+    conventions = RepoMap(subject=subject)
+    learn_conventions(conventions, records)  # the trap `habitus learn` finds in these records
+    save_repo_map(conn, subject, conventions)
     conn.close()
 
 

@@ -199,7 +199,20 @@ def test_read_output_with_a_trailing_reminder_still_gives_the_file_text():
 
 def test_a_flag_naming_a_tool_is_not_a_check():
     assert check_of("npx create-next-app@latest app --typescript --eslint --app") is None
-    assert check_of("npx eslint . --fix") == "lint"
+    assert check_of("npx eslint .") == "lint"
+
+
+@pytest.mark.parametrize("command", ["npx eslint . --fix", "gofmt -w .", "go fmt ./...", "bun run lint:fix",
+                                     "npm run lint -- --fix", "mise run fmt", "ruff format src"])
+def test_a_command_that_rewrites_files_is_a_fixer_not_a_check(command):
+    assert check_of(command) is None
+
+
+@pytest.mark.parametrize(("command", "kind"), [("gofmt -l .", "lint"), ("prettier --check .", "lint"),
+                                               ("cargo fmt --check", "lint"), ("mise run lint", "lint"),
+                                               ("just test", "test"), ("go vet ./...", "typecheck")])
+def test_checks_of_every_ecosystem(command, kind):
+    assert check_of(command) == kind
 
 
 def test_records_of_real_traces(corpus):

@@ -74,8 +74,11 @@ def test_a_plan_naming_a_file_gets_it_with_why_and_the_repos_checks(learned: Lea
     assert result.files[0] == "src/invoices/InvoiceTable.tsx"
     assert result.look is not None and "named in the task" in result.look.files[0].reasons
     assert {"npm test", "npm run lint"} <= set(result.checks)
-    assert "## Where to look" in result.text and "## How to check" in result.text
-    assert "`src/invoices/InvoiceTable.tsx` — named in the task" in result.text
+    if result.selected:  # a workflow that shows the file and the checks: the map does not repeat them
+        assert "`src/invoices/InvoiceTable.tsx`" in result.text and "npm test" in result.text
+    else:
+        assert "## Where to look" in result.text and "## How to check" in result.text
+        assert "`src/invoices/InvoiceTable.tsx` — named in the task" in result.text
     assert result.chars <= 2_000
     codex = _recall(learned, PLAN, work, agent="codex")
     assert codex.chars <= 1_500 and codex.files[0] == "src/invoices/InvoiceTable.tsx"
@@ -169,10 +172,21 @@ def test_a_question_gets_the_files_it_names_but_no_checks(learned: LearnedRealSt
     assert result.files == ["src/invoices/InvoiceTable.tsx"] and result.checks == []
 
 
+def test_a_review_or_an_investigation_gets_the_checks_but_a_question_does_not(learned: LearnedRealStyle,
+                                                                              work: Path) -> None:
+    """Review sessions run the repo's checks (25 of 26 on the real git-sync history): they get *how to check*."""
+    for task in ("Review the code changes against the base branch 'main'.",
+                 "Investigate why the invoice export fails in CI"):
+        result = _recall(learned, task, work)
+        assert result.intent == "inspect" and "npm test" in result.checks and result.files == [], task
+    assert _recall(learned, "What does the invoice export do?", work).checks == []
+
+
 def test_an_unrelated_task_abstains_from_files_with_a_reason(learned: LearnedRealStyle, work: Path) -> None:
     result = _recall(learned, "Upgrade the container base image used by the deploy pipeline", work)
     assert result.files == []
     assert result.look is not None and result.look.abstained and "likely enough" in result.look.abstained
+    assert "npm test" in result.checks and "## How to check" in result.text  # a change task still gets its checks
     data = result.to_dict()
     assert data["abstained"] == result.look.abstained and data["where"]["considered"] is not None
 

@@ -96,6 +96,8 @@ def test_unknown_source_commit_still_finds_renames_in_history(shortcut_repo: Pat
     ("cd web && npm run build", "folder web no longer exists"),
     ("FOO=1 uv run pytest tests/", None),
     ("cargo test", None),  # bare programs are not judged: PATH differs between hook and agent
+    ("go test ./...", None), ("go test ./tests/...", None),  # Go package patterns name the folder before `/...`
+    ("go test ./gone/...", "./gone no longer exists"),
 ])
 def test_check_is_stale_when_its_program_or_script_is_gone(shortcut_repo: Path, command: str,
                                                            stale_reason: str | None) -> None:

@@ -292,6 +292,7 @@ def promote_cmd(target: str = typer.Option("AGENTS.md", "--target", help="AGENTS
                                                         help="Default: rules.min_sessions or 2."),
                 refine_manifest: Path | None = typer.Option(None, "--refine-manifest",
                                                              help="manifest.json of a refine run."),
+                explain_: bool = typer.Option(False, "--explain", help="List the tasks behind each rule's counts."),
                 as_json: bool = JsonOption) -> None:
     """Propose always-on rules from evidence (and with --apply, write them)."""
     from habitus.deliver.hook import config_value
@@ -308,9 +309,24 @@ def promote_cmd(target: str = typer.Option("AGENTS.md", "--target", help="AGENTS
     proposal = _guard(propose, conn, path, budget=budget, min_sessions=setting(min_sessions, "min_sessions", 2),
                       refine_manifest=refine_manifest)
     data = proposal.to_dict()
+    if explain_:
+        from habitus.deliver.promote import target_subject
+        from habitus.deliver.repo_rules import explain
+
+        subject = _guard(target_subject, path)
+        for item in data["additions"] + data["held"]:
+            item["tasks_behind"] = explain(conn, subject, item.get("evidence") or {})
     if apply_:
         data["applied"] = _guard(apply, conn, proposal)
     emit(data, as_json, lambda d: _render_proposal(d, apply_))
+
+
+def _say_tasks(tasks: list[dict[str, str]] | None) -> None:
+    """The tasks behind a count (`--explain`), each on a line: id, date and its first line quoted as data."""
+    from habitus.recall.quote import quote_evidence
+
+    for t in tasks or []:
+        _say(f"    {t['id']}  {t['date'][:10]}  {quote_evidence(t['task'], 100)}")
 
 
 def _render_proposal(d: dict[str, Any], applied: bool) -> None:
@@ -323,8 +339,13 @@ def _render_proposal(d: dict[str, Any], applied: bool) -> None:
         _say(f"rejected (deleted by hand): {r['text']}")
     for a in d["additions"]:
         ev = a["evidence"]
-        _say(f"+ {a['id']}: {a['text']}\n  evidence: {ev['sessions']} sessions, {ev['tokens_cost']:,} tokens, "
-                     f"{ev['failures']} failures, from {', '.join(ev['sources'])}")
+        tasks = f"{ev['tasks']} tasks in " if ev.get("tasks") else ""
+        _say(f"+ {a['id']}: {a['text']}\n  evidence: {tasks}{ev['sessions']} sessions, {ev['tokens_cost']:,} tokens, "
+             f"{ev['failures']} failures, from {', '.join(ev['sources'])}")
+        if ev.get("replay"):
+            _say(f"  replay: its situation recurred in {ev['replay']['in_situation']} of the later "
+                 f"{ev['replay']['later_tasks']} tasks")
+        _say_tasks(a.get("tasks_behind"))
         for e in ev.get("by_session") or []:
             _say(f"    {e['session']}: {e['tokens']:,} tokens, {e['failures']} failures ({', '.join(e['from'])})")
         worded = ev.get("worded_by") or {}
@@ -337,6 +358,7 @@ def _render_proposal(d: dict[str, Any], applied: bool) -> None:
         _say(f"quarantined ({quote_evidence(q['matched'], 100)}): {quote_evidence(q['text'], 160)}")
     for h in d["held"][:10]:
         _say(f"held ({h['reason']}): {h['text']}")
+        _say_tasks(h.get("tasks_behind"))
     if d["unsupported"]:
         _say(f"{d['unsupported']} candidate(s) without harm evidence or recurrence left out")
     if d["diff"]:

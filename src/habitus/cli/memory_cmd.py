@@ -129,6 +129,23 @@ def register(app: typer.Typer) -> None:
             conn.close()
         emit(report.to_dict(), as_json, render=_render_learn)
 
+    @app.command("conventions")
+    def conventions_command(repo: Path = typer.Option(Path("."), "--repo", help="The repo (default: here)."),
+                            as_json: bool = JsonOption) -> None:
+        """The repo's checks and traps as learned, with the tasks behind every count."""
+        from habitus.capture.subject import repo_subject
+        from habitus.deliver.repo_rules import explain_conventions
+
+        subject = repo_subject(repo)
+        if subject is None:
+            fail(f"{repo} is not in a git repository with a commit")
+        conn = _conn()
+        try:
+            data = explain_conventions(conn, subject)
+        finally:
+            conn.close()
+        emit(data, as_json, render=_render_conventions)
+
     app.add_typer(workflows_app, name="workflows")
 
 
@@ -149,6 +166,27 @@ def list_command(
     finally:
         conn.close()
     emit(rows, as_json, render=_render_list)
+
+
+def _render_conventions(d: dict[str, Any]) -> None:
+    from habitus.recall.quote import quote_evidence
+
+    if not d["checks"] and not d["traps"]:
+        typer.echo("no conventions learned for this repo (run habitus learn --repo …)")
+        return
+    typer.echo(f"checks ({d['checked_tasks']} tasks ran one):")
+    for c in d["checks"]:
+        typer.echo(f"  {c['command']}  passed in {c['tasks']} tasks" + ("" if c["whole"] else " (only narrowed)"))
+        for s in c["scoped"][:5]:
+            typer.echo(f"    narrowed: {s['form']} in {s['tasks']}")
+        for t in c["evidence_tasks"][:5]:
+            typer.echo(f"    {t['id']}  {t['date'][:10]}  {quote_evidence(t['task'], 90)}")
+    typer.echo("traps:" if d["traps"] else "traps: none")
+    for t in d["traps"]:
+        typer.echo(f"  {t['failing']}  failed with {quote_evidence(t['error'], 90)}; fix ({t['fix_kind']}): "
+                   f"{t['fixing']}  in {t['tasks']} tasks of {t['sessions']} sessions (seen in {t['seen']})")
+        for e in t["evidence_tasks"]:
+            typer.echo(f"    {e['id']}  {e['date'][:10]}  {quote_evidence(e['task'], 90)}")
 
 
 @workflows_app.command("show")

@@ -8,6 +8,7 @@ comment is never taken for a command, and a redirection target never for an argu
 
 from __future__ import annotations
 
+import functools
 import re
 
 from habitus.core.shell import code_text, pipelines, simple_commands
@@ -18,12 +19,16 @@ CHECK_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(npm|pnpm|yarn|bun)( run)? test\b", r"\bvitest\b", r"\bjest\b", r"\bmocha\b",
         r"\bgo test\b", r"\bcargo (test|nextest)\b", r"\bmvn( \S+)* test\b", r"\bgradle\w* test\b",
         r"\bmake (test|check)\b", r"\brspec\b", r"\bphpunit\b", r"\bctest\b", r"\bdotnet test\b",
-        r"\bdeno test\b", r"\bplaywright test\b",
+        r"\bdeno test\b", r"\bplaywright test\b", r"\b(mise|just|task|make)( run)? (test|tests|unit|e2e|integration)"
+        r"[\w:-]*\b", r"\bgradlew? (test|check)\b", r"\bsbt test\b", r"\bswift test\b",
     ),
     "lint": (
         r"\bruff( check)?\b", r"\bflake8\b", r"\bpylint\b", r"\beslint\b", r"\bbiome (check|lint)\b",
         r"\b(npm|pnpm|yarn|bun)( run)? lint\b", r"\bgolangci-lint\b", r"\bcargo clippy\b",
         r"\bshellcheck\b", r"\bmake lint\b", r"\bprettier --check\b", r"\bblack --check\b",
+        r"\b(mise|just|task|make)( run)? (lint|check|vet|fmt-check|format-check|ci|verify)[\w:-]*\b", r"\bgofmt -l\b",
+        r"\bstaticcheck\b", r"\bcargo fmt --check\b", r"\bruff format --check\b", r"\bmarkdownlint(-cli2)?\b",
+        r"\b(npm|pnpm|yarn|bun) run (check|verify|format:check|fmt:check)\b",
     ),
     "typecheck": (
         r"\bmypy\b", r"\bpyright\b", r"\btsc\b", r"\b(npm|pnpm|yarn|bun)( run)? (typecheck|type-check|tsc)\b",
@@ -32,13 +37,14 @@ CHECK_PATTERNS: dict[str, tuple[str, ...]] = {
     "build": (
         r"\b(npm|pnpm|yarn|bun)( run)? build\b", r"\bgo build\b", r"\bcargo build\b",
         r"\bmake( build| all)?$", r"\bmvn( \S+)* (package|compile|verify)\b", r"\bgradle\w* build\b",
-        r"\bdotnet build\b", r"\bvite build\b", r"\bpython3? -m build\b",
+        r"\bdotnet build\b", r"\bvite build\b", r"\bpython3? -m build\b", r"\b(mise|just|task)( run)? build\b",
     ),
 }
 
-_COMPILED = {kind: [re.compile(p) for p in pats] for kind, pats in CHECK_PATTERNS.items()}
+_COMPILED = {kind: re.compile("|".join(f"(?:{p})" for p in pats)) for kind, pats in CHECK_PATTERNS.items()}
 
 
+@functools.lru_cache(maxsize=16384)
 def check_kind(command: str) -> str | None:
     """Return 'test', 'lint', 'typecheck' or 'build' when the command verifies work, else None.
 
@@ -48,7 +54,7 @@ def check_kind(command: str) -> str | None:
     if not text:
         return None
     for kind in ("test", "typecheck", "lint", "build"):
-        if any(p.search(text) for p in _COMPILED[kind]):
+        if _COMPILED[kind].search(text):
             return kind
     return None
 

@@ -38,22 +38,26 @@ class EditFact:
 
 @dataclass
 class CommandFact:
-    """A shell command the agent ran, with its exit status (None: unknown) and error text when it failed."""
+    """A shell command the agent ran, with its exit status (None: unknown), the folder of the repo it ran in and
+    what it printed when it failed (or printed a test runner's failure verdict that a pipe kept from the status)."""
 
     command: str
     exit_code: int | None = None
     ok: bool = True
-    error: str = ""  # first lines of the output when the call failed
+    error: str = ""  # the output's head and surest error lines when the call failed (`learn.errorlines`)
     index: int = 0
+    dir: str | None = ""  # repo-relative folder it started in ("" the root; None outside the repo or unknown)
 
     def to_dict(self) -> dict[str, Any]:
         return {"command": self.command, "exit_code": self.exit_code, "ok": self.ok, "error": self.error,
-                "index": self.index}
+                "index": self.index, "dir": self.dir}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CommandFact:
+        folder = data.get("dir", "")
         return cls(command=str(data["command"]), exit_code=data.get("exit_code"), ok=bool(data.get("ok", True)),
-                   error=str(data.get("error") or ""), index=int(data.get("index", 0)))
+                   error=str(data.get("error") or ""), index=int(data.get("index", 0)),
+                   dir=str(folder) if folder is not None else None)
 
 
 @dataclass

@@ -48,28 +48,54 @@ class FileProfile:
 
 @dataclass
 class CheckConvention:
+    """A check the repo's tasks ran and passed (one identity: folder, kind, program), in its most common whole form.
+
+    `scoped` are its passing forms narrowed to part of the repo (`go test ./internal/x/...`), each with the
+    folders it ran on and the tasks that ran it; `template` (`go test ./{}/...`) is set when the history shows the
+    check narrowed to the folder of the files a task changed, so recall can narrow it to the files it hands."""
+
     command: str
     kind: str
-    tasks: int = 0  # tasks that ran this check and passed
+    tasks: int = 0  # distinct tasks that ran this check and passed
     last: str = ""
+    dir: str = ""  # the folder of the repo it runs in ("" the root)
+    scoped: list[dict[str, Any]] = field(default_factory=list)  # {form, paths, tasks}
+    template: str | None = None  # `{}` a folder, `{*.mdx}` changed files with that extension
+    whole: bool = True  # False: the history only ever ran it narrowed; handed only narrowed by `template`
+    areas: dict[str, int] = field(default_factory=dict)  # top folder of a changed file -> tasks that ran this
+    evidence: list[str] = field(default_factory=list)  # ids of tasks behind `tasks` (the most recent ones)
+    narrowed_from: str | None = None  # recall only: the whole form this hand-over narrowed (never stored)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("narrowed_from", None)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckConvention:
         return cls(command=str(data["command"]), kind=str(data.get("kind") or ""), tasks=int(data.get("tasks", 0)),
-                   last=str(data.get("last") or ""))
+                   last=str(data.get("last") or ""), dir=str(data.get("dir") or ""),
+                   scoped=[dict(s) for s in data.get("scoped") or [] if isinstance(s, dict)],
+                   template=data.get("template") or None, whole=bool(data.get("whole", True)),
+                   areas={str(k): int(v) for k, v in (data.get("areas") or {}).items()},
+                   evidence=[str(x) for x in data.get("evidence") or []])
 
 
 @dataclass
 class Trap:
-    failing: str  # the failing command (or tool call)
+    """A recurring failure of a check and the causal fix that made it pass (see `habitus.learn.traps`)."""
+
+    failing: str  # the failing check, as it can run from the repo root
     error: str  # the error line, quoted as data
-    fixing: str | None = None
-    tasks: int = 0  # tasks that hit it
+    fixing: str | None = None  # the fix: the form that passed instead, or the command run first
+    tasks: int = 0  # distinct tasks in which exactly this failure was fixed exactly this way
     files: list[str] = field(default_factory=list)  # files those tasks changed (relevance for a hand-over)
     last: str = ""
+    check: str = ""  # the check's identity, "folder|kind|program"
+    fix_kind: str = "instead"  # instead | first
+    sessions: int = 0  # distinct sessions of those tasks
+    evidence: list[str] = field(default_factory=list)  # ids of those tasks
+    seen: int = 0  # distinct tasks in which the failure was seen at all (however it was fixed)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,7 +104,9 @@ class Trap:
     def from_dict(cls, data: dict[str, Any]) -> Trap:
         return cls(failing=str(data["failing"]), error=str(data.get("error") or ""), fixing=data.get("fixing"),
                    tasks=int(data.get("tasks", 0)), files=[str(f) for f in data.get("files") or []],
-                   last=str(data.get("last") or ""))
+                   last=str(data.get("last") or ""), check=str(data.get("check") or ""),
+                   fix_kind=str(data.get("fix_kind") or "instead"), sessions=int(data.get("sessions", 0)),
+                   evidence=[str(x) for x in data.get("evidence") or []], seen=int(data.get("seen", 0)))
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Promotion candidates: recurring pitfalls (workflows), recurring detours (records), notes, accepted refine edits.
+"""Promotion candidates: recurring pitfalls (workflows), the repo's conventions (its checks and traps,
+`habitus.deliver.repo_rules`), notes, accepted refine edits.
 
 Each candidate carries the sessions it recurred in and the harm it did (tokens spent, failures),
 split per session where known, so promotion can admit only what is both harmful and not done
@@ -53,6 +54,8 @@ class Candidate:
     also: set[str] = field(default_factory=set)  # commands its text names as failing (its sessions ran them)
     output: str = ""  # tool output it stems from: evidence for the person, never part of a rule
     producers: set[str] = field(default_factory=set)  # pseudonymous members whose sessions back it (counted only)
+    tasks: int = 0  # distinct tasks behind it, when known (a convention's, a pitfall's)
+    situation: dict[str, Any] = field(default_factory=dict)  # what a later task does when it applies (repo_rules)
 
     @property
     def sessions(self) -> int:
@@ -60,7 +63,8 @@ class Candidate:
 
     @property
     def harm(self) -> bool:
-        return self.tokens_cost > 0 or self.failures > 0
+        """Evidence that saying it matters: tokens or failures it cost, or (a repo's check) the tasks that ran it."""
+        return self.tokens_cost > 0 or self.failures > 0 or (self.source == "convention" and self.tasks > 0)
 
     @property
     def agent_note(self) -> bool:
@@ -77,6 +81,10 @@ class Candidate:
             out["author"] = self.author
         if self.output:
             out["output"] = self.output
+        if self.tasks:
+            out["tasks"] = self.tasks
+        if self.situation:
+            out["situation"] = dict(self.situation)
         return out
 
 
@@ -135,7 +143,10 @@ def from_workflows(conn: Connection, subject: str | None) -> list[Candidate]:
             ev = pit.evidence
             ids, count = _session_evidence(ev)
             failing = ev.get("failing")
+            situation = {"kind": "trap", "checks": [ev["check"]], "failing": failing, "fixing": ev.get("fixing"),
+                         "task_ids": list(ev.get("task_ids") or [])} if ev.get("check") else {}
             out.append(Candidate(id=f"pitfall:{wf.id}:{i}", text=pit.text[:MAX_CANDIDATE_CHARS], source="pitfall",
+                                 tasks=_int(ev.get("tasks")), situation=situation,
                                  session_ids=ids, session_count=count, tokens_cost=_int(ev.get("tokens_cost")),
                                  failures=_int(ev.get("failures", ev.get("occurrences"))), origin=[wf.id],
                                  tokens_by_session=_per_session(ev.get("tokens_by_session")),
@@ -143,60 +154,6 @@ def from_workflows(conn: Connection, subject: str | None) -> list[Candidate]:
                                  also={failing} if isinstance(failing, str) and pit.trigger.on == "command" else set(),
                                  output=evidence_line(str(ev.get("output") or "")[:MAX_CANDIDATE_CHARS])))
     return out
-
-
-def _short(text: str, n: int = 70) -> str:
-    """One line of at most `n` characters, cut at a word boundary with an ellipsis."""
-    text = " ".join(text.split())
-    if len(text) <= n:
-        return text
-    cut = text[: n - 1]
-    if " " in cut[n // 2:]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:(") + "…"
-
-
-def _error_head(error: str) -> str:
-    """The first line of an error as a person would quote it (harness tags such as <tool_use_error> removed)."""
-    first = (error.strip().splitlines() or [""])[0]
-    return re.sub(r"</?[a-z_]+>", "", first).strip()
-
-
-def _digest(text: str) -> str:
-    """A short stable id part: ids are shown and stored, so they carry no tool output."""
-    import hashlib
-
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
-
-
-def from_records(conn: Connection, subject: str | None) -> list[Candidate]:
-    """Detours that recur: the same failing program with the same error head, grouped across records.
-
-    The text names only what the sessions ran; the error head is kept as the candidate's `output`.
-    """
-    from habitus.core.commands import command_program
-    from habitus.store.memory import load_records
-
-    groups: dict[tuple[str, str, str], Candidate] = {}
-    for rec in load_records(conn, subject):
-        session = rec.session_id or rec.trace_id
-        for d in rec.detours:
-            program = command_program(d.failing) or d.failing.split(" ")[0]
-            shown = evidence_line(_error_head(d.error)) or evidence_line(d.error)
-            head = re.sub(r"[0-9]+|/\S+", "", shown).strip()[:60]
-            key = (d.on, program, head)
-            fix = f"; what worked: `{_short(d.fixing, 60)}`" if d.fixing else ""
-            cand = groups.setdefault(key, Candidate(
-                id=f"record:{d.on}:{_digest(f'{program}|{head}')}", source="record", output=shown[:MAX_CANDIDATE_CHARS],
-                text=f"`{_short(d.failing, 60)}` failed{fix}"))
-            cand.session_ids.add(session)
-            cand.tokens_cost += d.tokens
-            cand.failures += 1
-            cand.tokens_by_session[session] = cand.tokens_by_session.get(session, 0) + d.tokens
-            cand.failures_by_session[session] = cand.failures_by_session.get(session, 0) + 1
-            cand.also.add(d.failing)
-            cand.origin.append(rec.trace_id)
-    return [c for c in groups.values() if c.sessions >= 2]
 
 
 def from_notes(conn: Connection, subject: str | None) -> list[Candidate]:
@@ -235,9 +192,14 @@ def from_refine_manifest(path: Path) -> list[Candidate]:
     return out
 
 
-def collect(conn: Connection, subject: str | None, *, refine_manifest: Path | None = None) -> list[Candidate]:
-    """Every candidate for a repo: pitfalls, recurring detours, notes, and accepted refine edits if given."""
-    out = from_workflows(conn, subject) + from_records(conn, subject) + from_notes(conn, subject)
+def collect(conn: Connection, subject: str | None, *, refine_manifest: Path | None = None,
+            instructions: str = "") -> list[Candidate]:
+    """Every candidate for a repo: pitfalls, its conventions (checks and traps), notes, and accepted refine edits if
+    given. Raw detours are not candidates: a failure is a trap only as `habitus.learn.traps` defines one."""
+    from habitus.deliver.repo_rules import from_conventions
+
+    out = from_workflows(conn, subject) + from_conventions(conn, subject, instructions=instructions) + from_notes(
+        conn, subject)
     if refine_manifest is not None:
         out += from_refine_manifest(refine_manifest)
     from habitus.store.traces import producers_by_session

@@ -1,10 +1,12 @@
 """Promotion into the always-on rules block: compress, deduplicate, admit by evidence, zero-sum, apply.
 
-`propose(conn, target)` reads the candidates (pitfalls, recurring detours, notes, accepted refine
-edits), quarantines instruction-like ones, clusters similar candidates and compresses each cluster
-into one rule of 1–3 short lines (model-free), drops what the target file already says anywhere
-(not only in our block) or what was promoted, rejected or quarantined before, and admits a rule
-only when breaking it did harm (tokens or failures) and it recurred in ≥ 2 distinct sessions. When
+`propose(conn, target)` reads the candidates (pitfalls, the repo's checks and traps, notes, accepted
+refine edits), quarantines instruction-like ones, holds what may never be a rule (`deliver.admit`:
+tautologies, tool-protocol errors, absolute or home paths), clusters similar candidates and compresses
+each cluster into one rule of 1–3 short lines (model-free), drops what the target file or the repo's own
+AGENTS.md / CLAUDE.md already say or what was promoted, rejected or quarantined before, and admits a rule
+only when breaking it did harm (tokens or failures; for the repo's checks, the tasks that ran them), it is
+backed by ≥ 3 tasks in ≥ 2 distinct sessions and its situation recurred in the later part of the history. When
 the block is full, each addition is paired with the removal of lower-scored rules (a rule whose
 trigger no longer recurs scores 0). `apply(conn, proposal)` writes the block atomically (the file's
 original and its text before this apply kept in `$HABITUS_HOME/backups`) and records the promoted
@@ -26,9 +28,11 @@ from habitus.core.note import Rule, content_hash
 from habitus.core.quarantine import Allowlist, unsupported
 from habitus.core.subject import subject_root_commit
 from habitus.core.untrusted import one_line
+from habitus.deliver.admit import history_split, problem, replay_check, repo_instructions, repo_says
 from habitus.deliver.backups import keep_last
 from habitus.deliver.candidates import Candidate, collect, similar, terms
 from habitus.deliver.files import atomic_write_text, check_writable, read_text_file
+from habitus.deliver.repo_rules import MIN_RULE_TASKS
 from habitus.deliver.rules_block import Budget, block_size, find_block, parse_rules, replace_block
 from habitus.deliver.undo import before_change, text_valid
 from habitus.learn.allowlist import repo_allowlist
@@ -184,8 +188,10 @@ def _merge_evidence(members: list[Candidate]) -> dict[str, Any]:
     shown = sorted(per.values(), key=lambda e: (-e["tokens"], -e["failures"], e["session"]))[:MAX_EVIDENCE_SOURCES]
     # how many team members' sessions back it: a count, never who (ids are pseudonymous and left out)
     backers = len({p for m in backing for p in m.producers})
+    tasks = max([m.tasks for m in backing] + [0])
+    situation = next((m.situation for m in backing if m.situation), {})
     return {"sessions": sessions, "session_ids": sorted(ids)[:20], "members": backers, "tokens_cost": tokens,
-            "failures": failures,
+            "failures": failures, "tasks": tasks, **({"situation": situation} if situation else {}),
             "by_session": shown, "sources": sorted({m.source for m in members}),
             "origin": sorted({o for m in members for o in m.origin})}
 
@@ -271,7 +277,9 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
     text = read_text_file(target) or ""
     if candidates is None:
         subject = target_subject(target, subject)
-        candidates = collect(conn, subject, refine_manifest=refine_manifest)
+        root = repo_root(target.parent) if target.parent.exists() else None
+        candidates = collect(conn, subject, refine_manifest=refine_manifest,
+                             instructions=repo_instructions(root) + "\n" + text)
     key = _target_key(target)
     states = {r.hash: r for r in list_rule_states(conn, key)}
     current = _current_rules(text, states)
@@ -289,14 +297,20 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
 
     admitted: list[tuple[float, Rule, list[Candidate]]] = []
     clean = []
+    root = repo_root(target.parent) if target.parent.exists() else None
     if allowlist is None:
-        allowlist = repo_allowlist(conn, subject, repo_root(target.parent) if target.parent.exists() else None)
+        allowlist = repo_allowlist(conn, subject, root)
     for c in candidates:
         why = unsupported(c.text, allowlist, also=c.also)
+        never = problem(c.text)
         if why:
             proposal.quarantined.append({**c.to_dict(), "matched": why})
+        elif never:
+            proposal.held.append({"text": c.text, "reason": never, "evidence": c.to_dict()})
         else:
             clean.append(c)
+    instructions = repo_instructions(root) + "\n" + text
+    history = history_split(conn, subject)
     for members in cluster(clean):
         lines = compress(members)
         rule_text = "\n".join(lines)
@@ -307,6 +321,7 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
         rule = Rule(id="r-" + content_hash(" ".join(sorted(terms(rule_text))))[:8], lines=lines, evidence=ev)
         rt = terms(rule_text)
         reason = None
+        replayed = None
         if all(m.source == "note" for m in members) and all(m.agent_note for m in members):
             reason = "only an agent-written note says this (a note needs evidence from sessions)"
         elif states.get(rule.hash) and states[rule.hash].state != "retired":
@@ -315,13 +330,23 @@ def propose(conn: Connection, target: Path, *, subject: str | None = None,
             reason = "matches a rule promoted, rejected or quarantined before"
         elif any(similar(rt, u, DUPLICATE_THRESHOLD) for u in units):
             reason = "the target file already says this"
-        elif not (ev["tokens_cost"] > 0 or ev["failures"] > 0):
-            reason = "no harm evidence (tokens or failures)"
+        elif repo_says(rule_text, instructions):
+            reason = "the repo's AGENTS.md / CLAUDE.md already say this"
+        elif not (ev["tokens_cost"] > 0 or ev["failures"] > 0 or any(m.harm for m in members if not m.agent_note)):
+            reason = "no harm evidence (tokens or failures) and no check the repo's tasks run"
         elif ev["sessions"] < min_sessions:
             reason = f"recurred in {ev['sessions']} session(s), fewer than {min_sessions}"
+        elif max(ev["tasks"], ev["sessions"]) < MIN_RULE_TASKS and not all(m.source == "note" for m in members):
+            reason = f"backed by {max(ev['tasks'], ev['sessions'])} task(s), fewer than {MIN_RULE_TASKS}"
+        elif (replayed := replay_check(members, history)) is not None and not replayed["in_situation"]:
+            reason = (f"its situation did not recur in the later {replayed['later_tasks']} tasks of the history "
+                      "(validated by replay)")
+        if replayed is not None:
+            ev["replay"] = replayed
         if reason:
             listed = ("already", "matches", "only an agent")
-            if ev["tokens_cost"] or ev["failures"] or len(members) > 1 or reason.startswith(listed):
+            if (ev["tokens_cost"] or ev["failures"] or len(members) > 1 or reason.startswith(listed)
+                    or any(m.source == "convention" for m in members)):
                 proposal.held.append({"text": rule_text, "reason": reason, "evidence": ev})
             else:
                 proposal.unsupported += 1

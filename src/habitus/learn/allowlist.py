@@ -44,10 +44,20 @@ def tracked_paths(root: Path) -> frozenset[str] | None:
 
 
 def record_successes(records: Iterable[Record]) -> set[str]:
-    """Commands that ran successfully in these records: passing commands and the commands that fixed a detour."""
+    """Commands that ran successfully in these records: passing commands (also as another checkout runs them from
+    the repo root, `habitus.learn.checks.portable_command`), their checks' passing forms, and the commands that
+    fixed a detour."""
+    from habitus.learn.checks import portable_command
+
     out: set[str] = set()
     for rec in records:
-        out.update(c.command for c in rec.commands if c.ok and c.command)
+        for c in rec.commands:
+            if c.ok and c.command:
+                out.add(c.command)
+                form = portable_command(c.command, c.dir, rec.cwd)
+                if form:
+                    out.add(form)
+        out.update(rec.checks)
         out.update(d.fixing for d in rec.detours if d.on == "command" and d.fixing)
     return out
 

@@ -1,35 +1,35 @@
 """Repo conventions: the checks this repo's tasks run and pass, and the traps they keep falling into.
 
-- **Checks**: every task record's checks in their last passing form (`habitus.learn.checks`), grouped
-  by check identity (kind and program, so `bun test x.test.ts` and `bun run test` are one check);
-  each check keeps its most common passing form (ties: the most recent), with the number of tasks
-  that ran it. A form is cleaned of what only made sense on the recording machine: a leading
-  `cd /abs/path &&`, and output plumbing (`2>&1`, `| tail -20`). Recall drops a check whose script,
+- **Checks**: every task record's checks in their last passing form (`habitus.learn.checks`: one per identity —
+  folder, kind, program — so `bun test x.test.ts` and `bun run test` are one check, and `cd src && go test` is
+  another than `go test` at the root), grouped by identity; each check keeps its most common whole form (ties:
+  the most recent), the number of distinct tasks that ran it and passed, the forms narrowed to part of the repo
+  (`go test ./internal/x/...`) and, when at least two tasks narrowed it to the folder of files they changed, a
+  template recall narrows to the files it hands (`go test ./{}/...`). Forms are cleaned of what only made sense on
+  the recording machine (a `cd /abs/path &&`, `2>&1`, `| tail -20`). Recall drops a check whose script,
   `package.json` script or `Makefile` target is gone (`habitus.recall.validate.check_state`).
-- **Traps**: command failures seen in two or more tasks (detours, `habitus.learn.detours`; harness
-  errors such as a sibling tool call failing are not the repo's), each with its failing command, the
-  error line (`error_line`: the line that says what went wrong, not the echoed script or a location
-  banner), the command that passed after it when that differs, and the files those tasks changed,
-  so recall warns only where relevant.
+- **Traps**: `habitus.learn.traps` (a failure signature that recurred with a causal fix).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from habitus.core.lazyre import lazy_re
-from habitus.core.record import Record
-from habitus.core.repomap import CheckConvention, RepoMap, Trap
-from habitus.learn.checks import check_key, check_of
+from habitus.core.record import CommandFact, Record
+from habitus.core.repomap import CheckConvention, RepoMap
 
-MAX_CHECKS = 5
-MAX_TRAPS = 8
+MAX_CHECKS = 8
+MAX_EVIDENCE = 1000  # task ids kept per check (every count can be traced)
+MIN_TEMPLATE_TASKS = 2
+MAX_SCOPED_FILES = 12
 # `cd /abs/path && …`: the recording machine's checkout; a relative `cd web && …` is part of the check and stays
 _LEADING_CD = lazy_re(r"^\s*cd\s+(?:\"[/~][^\"]*\"|'[/~][^']*'|[/~]\S*)\s*&&\s*")
-MIN_TRAP_TASKS = 2
-_HARNESS_ERRORS = ("<tool_use_error>", "Sibling tool call errored", "interrupted by user", "[Request interrupted")
 _PLUMBING = lazy_re(r"\s*(?:2>&1|>\s*/dev/null|\|\s*(?:tail|head|grep|less|cat|tee)\b[^|&;]*)\s*")
+_WHOLE = frozenset({".", "./...", "...", "./"})
+_INTERPRETERS = frozenset({"bash", "sh", "zsh", "dash", "pwsh", "powershell", "python", "python3"})
 
 
 def clean_check(command: str) -> str:
@@ -42,30 +42,95 @@ def clean_check(command: str) -> str:
     return " ".join(text.split())
 
 
+def check_targets(text: str) -> list[str]:
+    """The path-like targets of a check's words (`./internal/x/...`, `src/a.test.ts`), whole-repo ones and the
+    script a check runs (`bash scripts/check.sh`, `python tools/lint.py`) left out."""
+    words = text.split()
+    out = []
+    for i, w in enumerate(words[1:], start=1):
+        if w.startswith("-") or w in _WHOLE or "=" in w:
+            continue
+        if words[i - 1] in _INTERPRETERS and w.endswith((".sh", ".bash", ".ps1", ".py")):
+            continue  # the script is the check, not what it checks (`shellcheck x.sh` checks x.sh)
+        if "/" in w or w.endswith((".py", ".ts", ".tsx", ".js", ".go", ".rs")):
+            out.append(w)
+    return out
+
+
+def _folder(path: str, where: str) -> str:
+    """A target as a repo-relative folder or file: `./internal/x/...` run in `src` → `src/internal/x`."""
+    core = path.removeprefix("./").removesuffix("/...").rstrip("/")
+    return f"{where}/{core}" if where else core
+
+
+def _template(form: str, path: str, where: str, edited: set[str]) -> str | None:
+    """The form with its one path target as a placeholder, when that target is the area of files the task changed:
+    a folder holding one (`go test ./{}/...`, in the history's own style) or a changed file itself (`npx
+    markdownlint-cli2 {*.mdx}`, with its extension); None otherwise."""
+    target = _folder(path, where)
+    if target in edited and "." in target.rsplit("/", 1)[-1]:
+        core = path.removeprefix("./")
+        top = core.split("/", 1)[0] + "/" if "/" in core else ""
+        return form.replace(path, "{" + top + "*." + core.rsplit(".", 1)[-1] + "}", 1)
+    if any(f.startswith(target + "/") for f in edited):
+        style = ("./" if path.startswith("./") else "") + "{}" + ("/..." if path.endswith("/...") else "")
+        return form.replace(path, style, 1)
+    return None
+
+
+def _scoped(form: str, records: list[Record]) -> dict[str, Any]:
+    """A narrowed form with the tasks that ran it and the files they changed (most often first): recall hands it
+    with those files."""
+    files = Counter(f for r in records for f in set(r.files_edited))
+    return {"form": form, "tasks": len(records), "files": [f for f, _ in files.most_common(MAX_SCOPED_FILES)]}
+
+
 def learn_checks(records: list[Record]) -> tuple[list[CheckConvention], int]:
-    """The repo's checks, most-run first, and how many tasks ran any."""
-    forms: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    last_form: dict[tuple[str, str], tuple[str, str]] = {}
-    tasks: Counter[tuple[str, str]] = Counter()
+    """The repo's checks, most-run first, and how many tasks ran any (see the module docstring)."""
+    from habitus.learn.checks import runs_of
+
+    forms: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    last_form: dict[tuple[str, str, str], tuple[str, str]] = {}
+    tasks: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    scoped: dict[tuple[str, str, str], dict[str, list[Record]]] = defaultdict(dict)  # form -> its tasks
+    templates: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
     checked = 0
     for rec in records:
         seen = set()
+        edited = set(rec.files_edited)
         for raw in rec.checks:
-            command = clean_check(raw)
-            key = check_key(command)
-            if key is None or not command:
-                continue
-            forms[key][command] += 1
-            if (rec.date or "") >= last_form.get(key, ("", ""))[0]:
-                last_form[key] = (rec.date or "", command)
-            seen.add(key)
-        tasks.update(seen)
+            for run in runs_of(CommandFact(clean_check(raw)), None):
+                if not run.form or run.dir is None:
+                    continue
+                key = run.identity
+                paths = check_targets(run.text)
+                if key not in seen:
+                    forms[key][run.form] += 1
+                    if (rec.date or "") >= last_form.get(key, ("", ""))[0]:
+                        last_form[key] = (rec.date or "", run.form)
+                    tasks[key].append(rec)
+                    seen.add(key)
+                if paths and rec not in scoped[key].setdefault(run.form, []):
+                    scoped[key][run.form].append(rec)
+                template = _template(run.form, paths[0], run.dir, edited) if len(paths) == 1 else None
+                if template:
+                    templates[key][template] += 1
         checked += bool(seen)
     out = []
-    for key, count in tasks.most_common():
-        best = max(forms[key].items(), key=lambda kv: (kv[1], kv[0] == last_form[key][1]))[0]
-        out.append(CheckConvention(command=best, kind=check_of(best) or key[0], tasks=count,
-                                   last=last_form[key][0]))
+    for key, recs in sorted(tasks.items(), key=lambda kv: -len(kv[1])):
+        whole = Counter({f: n for f, n in forms[key].items() if f not in scoped[key]}) or forms[key]
+        best = max(whole.items(), key=lambda kv: (kv[1], kv[0] == last_form[key][1]))[0]
+        kinds = {r.kind for f in forms[key] for r in runs_of(CommandFact(f), None)}
+        areas = Counter(f.split("/", 1)[0] for r in recs for f in set(r.files_edited) if "/" in f)
+        template = templates[key].most_common(1)[0] if templates[key] else None
+        ordered = sorted(recs, key=lambda r: r.date or "", reverse=True)
+        out.append(CheckConvention(
+            command=best, kind=key[1] if key[1] in kinds else (kinds.pop() if kinds else key[1]), tasks=len(recs),
+            last=last_form[key][0], dir=key[0],
+            scoped=[_scoped(f, rs) for f, rs in sorted(scoped[key].items(), key=lambda kv: -len(kv[1]))][:20],
+            template=template[0] if template and template[1] >= MIN_TEMPLATE_TASKS else None,
+            whole=any(f not in scoped[key] for f in forms[key]),
+            areas=dict(areas.most_common(12)), evidence=[r.trace_id for r in ordered[:MAX_EVIDENCE]]))
     return out[:MAX_CHECKS], checked
 
 
@@ -86,64 +151,26 @@ def error_line(error: str) -> str:
     return best[2][:200] if best else ""
 
 
-def _harness_noise(error: str) -> bool:
-    return any(marker in error for marker in _HARNESS_ERRORS)
-
-
-def learn_traps(records: list[Record]) -> list[Trap]:
-    """Command failures seen in `MIN_TRAP_TASKS` or more tasks (harness errors left out), each with its most
-    common failing form, error line and (when it differs) the command that passed after it."""
-    groups: dict[tuple[str, str], list[tuple[Record, str, str, str | None]]] = defaultdict(list)
-    for rec in records:
-        for d in rec.detours:
-            if d.on != "command" or _harness_noise(d.error):
-                continue
-            failing = clean_check(d.failing)
-            key = check_key(failing) or ("command", " ".join(failing.split()[:2]))
-            fixing = clean_check(d.fixing) if d.fixing else None
-            groups[key].append((rec, failing, error_line(d.error), fixing if fixing != failing else None))
-    traps = []
-    for items in groups.values():
-        tasks = {rec.trace_id for rec, *_ in items}
-        if len(tasks) < MIN_TRAP_TASKS:
-            continue
-        failing = Counter(f for _, f, _, _ in items).most_common(1)[0][0]
-        # the error line of the trap is one that recurs (in two or more tasks): a failure that differs every time
-        # (one test's name) says nothing about the next task
-        seen_in: dict[str, set[str]] = defaultdict(set)
-        for rec, _, error, _ in items:
-            if error:
-                seen_in[error].add(rec.trace_id)
-        recurring = [e for e, where in seen_in.items() if len(where) >= MIN_TRAP_TASKS]
-        fixes = Counter(x for *_, x in items if x and x != failing)
-        files = sorted({f for rec, *_ in items for f in rec.files_edited if not f.startswith("/")})
-        traps.append(Trap(failing=failing[:200], error=max(recurring, key=lambda e: len(seen_in[e])) if recurring
-                          else "",
-                          fixing=fixes.most_common(1)[0][0] if fixes else None, tasks=len(tasks), files=files[:20],
-                          last=max((rec.date or "" for rec, *_ in items), default="")))
-    traps.sort(key=lambda t: (-t.tasks, t.failing))
-    return traps[:MAX_TRAPS]
-
-
 def learn_conventions(repomap: RepoMap, records: list[Record], repo: Path | None = None) -> None:
     """Fill the map's checks and traps from the task records, keeping only commands the repo's sessions ran
     successfully (`habitus.learn.allowlist`): a hand-over shows them as something to run."""
     from habitus.core.quarantine import Allowlist, unsupported
     from habitus.learn.allowlist import record_successes
+    from habitus.learn.traps import learn_traps
 
-    change = [r for r in records if r.files_edited]
     allow = Allowlist.build(record_successes(records))
 
     def may_run(command: str) -> bool:  # allowlisted, and no injection pattern, URL or markup
         return unsupported(f"`{command}`", allow) is None
 
-    checks, repomap.checked_tasks = learn_checks(change)
-    repomap.checks = [c for c in checks if may_run(c.command)]
-    traps = [t for t in learn_traps(change) if may_run(t.failing)]
-    for trap in traps:
-        if trap.fixing and not may_run(trap.fixing):
-            trap.fixing = None
-    repomap.traps = traps
+    checks, repomap.checked_tasks = learn_checks(records)
+    repomap.checks = [c for c in checks if may_run(c.command) and (c.whole or c.template)]
+    for check in repomap.checks:
+        check.scoped = [s for s in check.scoped if may_run(str(s.get("form") or ""))]
+        head = (check.template or "").split("{", 1)[0]
+        if check.template and not any(str(s.get("form") or "").startswith(head) for s in check.scoped):
+            check.template = None  # vetted through the passing forms it was made of
+    repomap.traps = [t for t in learn_traps(records) if may_run(t.failing) and t.fixing and may_run(t.fixing)]
 
 
-__all__ = ["clean_check", "error_line", "learn_checks", "learn_conventions", "learn_traps"]
+__all__ = ["check_targets", "clean_check", "error_line", "learn_checks", "learn_conventions"]

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from habitus.core.workflow import Blank, Fill
-from habitus.recall.fills import backticked, key_combos, key_letter, quoted, word_after
+from habitus.recall.fills import backticked, key_combos, key_letter, quoted, unnamed, word_after
 
 _STOP = """a an the and or but if then else of to in on at by for with from into onto as is are was were be been
 being it its this that these those there here we you i me my our your please can could would should will shall may
@@ -42,8 +42,9 @@ def task_values(task: str) -> dict[tuple[str, int], str]:
 
 
 def strip_values(task: str) -> str:
-    """The task text without its literal values (backticked, quoted, key combos, numbers)."""
-    text = _VALUE_SPANS.sub(" | ", task)  # a break, so no phrase spans a removed value
+    """The task text without its literal values (backticked, quoted, key combos, numbers); a name that only labels
+    what the task asks for goes without a break ("a `purge` command" → "a command", `recall.fills.unnamed`)."""
+    text = _VALUE_SPANS.sub(" | ", unnamed(task))  # a break, so no phrase spans a removed value
     for combo in key_combos(text):
         text = text.replace(combo, " | ")
     return _NUMBER.sub(" | ", text)
@@ -208,15 +209,41 @@ def _neighbours(task: str, value: str) -> tuple[str | None, str | None]:
 
 
 def generalize(text: str, values: dict[str, str]) -> str:
-    """`text` with each value (longest first) replaced by its `{blank}` where it stands as a whole token: never
-    inside an identifier or word (value `add` leaves `added` alone, so a fill cannot write `doneed`)."""
+    """`text` with each value (longest first) replaced by its `{blank}` where it stands as a whole token or as one
+    `_`-separated part of an identifier (`cmd_export` → `cmd_{command}`); never inside a word (value `add` leaves
+    `added` alone, so a fill cannot write `doneed`)."""
     for name, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
         if not value:
             continue
-        left = r"(?<![\w])" if value[0].isalnum() or value[0] == "_" else ""
-        right = r"(?![\w])" if value[-1].isalnum() or value[-1] == "_" else ""
+        left = r"(?<![A-Za-z0-9])" if value[0].isalnum() or value[0] == "_" else ""
+        right = r"(?![A-Za-z0-9])" if value[-1].isalnum() or value[-1] == "_" else ""
         text = re.sub(left + re.escape(value) + right, lambda _m, n=name: "{" + n + "}", text)
     return text
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+def shared_text(text: str, examples: Sequence[str], share: float = 0.75) -> str:
+    """`text` keeping only the words that at least `share` of the `examples` have too (blanks always stay); each
+    run of other words becomes "…". What one past task said and the others did not (its own description, a value
+    no blank carries) is never handed to another task (issue 20 §4: no fill leaves another task's words)."""
+    need = max(1, -(-len(examples) * share // 1))
+    seen: Counter[str] = Counter()
+    for example in examples:
+        seen.update(set(_TOKEN.findall(example)))
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        if "{" in token or seen[token] >= need:
+            out.append(token)
+        elif not out or out[-1] != "…":
+            out.append("…")
+    return " ".join(out)
+
+
+def says_something(text: str) -> bool:
+    """Whether a text kept by `shared_text` still has words or code (not only "…" and punctuation)."""
+    return bool(re.search(r"[A-Za-z0-9{]", text.replace("…", "")))
 
 
 _LEAD_VERB_WORDS = """implement fix fixes update updates remove removes rename renames introduce register wire need

@@ -35,19 +35,33 @@ _MENTION = lazy_re(r"\berror\b|\bfail(?:ed|ure|s)?\b|\bFAIL\b|[×✖✗]|^!\s|\b
                    r"\btimed out\b|\babort(?:ed)?\b|\bsegmentation fault\b|\btraceback\b", re.I)
 _NOT_A_MESSAGE = lazy_re(r"^(?:\$\s|>\s|at\s+\S+|[-=━─]{3,}|bun test v|npm ERR! A complete log|\d+\s*[│|])|"
                          r"^[\w@./\\-]+\.\w+(?::\d+){0,2}:?\s*$|^[\w@./\\-]+/\s*$")
+_NONE_FAILED = lazy_re(r"^\s*0\s+(?:fail|failed|failing|errors?)\b")  # a summary saying nothing failed
+_VERDICT_HINT = lazy_re(r"FAIL|\(fail\)|[×✖✗✘] |E {2,}\S|error\s*(?:TS\d|\[E\d)|Unhandled|\d\s+(?:fail|errors?)\b")
 _BOX = lazy_re(r"[━─]{2,}.*$")
 
 
 def error_rank(line: str) -> int:
     """1–3 (see the module docstring; lower is surer), 0 for a line that reports no error."""
     text = line.strip()
-    if not text or _NOT_A_MESSAGE.match(text):
+    if not text or _NOT_A_MESSAGE.match(text) or _NONE_FAILED.match(text):
         return 0
     if _MARKER.search(text):
         return 1
     if _STARTS_AS_ERROR.match(text):
         return 2
     return 3 if _MENTION.search(text) else 0
+
+
+def has_verdict(output: str) -> bool:
+    """Whether the output carries a test runner's or compiler's failure verdict (rank 1: `FAIL …`, `(fail) …`,
+    `error TS…`, `3 failed`; never `0 fail`): a failure even when a pipe (`| tail`) kept it from the exit status."""
+    if not _VERDICT_HINT.search(output or ""):
+        return False
+    for line in (output or "").split("\n")[:SCAN_LINES]:
+        text = clean_line(line)
+        if error_rank(text) == 1:
+            return True
+    return False
 
 
 def clean_line(line: str) -> str:
@@ -72,4 +86,4 @@ def error_excerpt(output: str) -> str:
     return "\n".join([head, *extra]) if extra else head
 
 
-__all__ = ["EXTRA_LINES", "HEAD_CHARS", "clean_line", "error_excerpt", "error_rank"]
+__all__ = ["EXTRA_LINES", "HEAD_CHARS", "clean_line", "error_excerpt", "error_rank", "has_verdict"]

@@ -31,6 +31,8 @@ from habitus.learn.cues import (
     find_blanks,
     generalize,
     phrases,
+    says_something,
+    shared_text,
     strip_values,
     task_values,
 )
@@ -199,7 +201,9 @@ def _representative(records: list[Record], key: tuple[str, tuple[str, ...]], map
         return []
     with_blank = [(c + (0.5 if "{" in line else 0), line) for line, c in counts.items()]
     with_blank.sort(key=lambda x: (-x[0], len(x[1]), x[1]))
-    return [with_blank[0][1]]
+    runs = [" ".join(generalize(line, maps.get(rec.trace_id, {})) for line in _lines_at(rec, key)) for rec in records]
+    line = shared_text(with_blank[0][1], runs)
+    return [line] if says_something(line) else []
 
 
 def _checks(records: list[Record]) -> list[str]:
@@ -299,7 +303,8 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
     cues = choose_cues([kind_text(r.task) for r in good], [kind_text(t) for t in other_tasks], values=values)
     step_cues = _step_cues(good, keys, steps, values)
     name = _name(cues or [kind], steps, [r.task for r in good])
-    use_when = generalize(good[-1].task, maps.get(good[-1].trace_id, {}))
+    said = [generalize(_said(r.task), maps.get(r.trace_id, {})) for r in good]
+    use_when = _short(shared_text(said[-1], said))
     digest = hashlib.sha1(("|".join(sorted(f"{k[0]}:{'/'.join(k[1])}" for k in keys)) + (subject or "")).encode())
     wf = Workflow(
         id=f"wf-{_slug(cues[0] if cues else name)}-{digest.hexdigest()[:8]}",
@@ -319,6 +324,26 @@ def induce_group(records: list[Record], other_tasks: list[str], subject: str | N
     wf.extra["evidence"] = {"runs": len(records), "succeeded": n,
                             "reads_first": _common_reads(good)}
     return wf
+
+
+USE_WHEN_CHARS = 160
+
+
+def _said(task: str) -> str:
+    """What a task asks, for `use_when`: a pasted plan's title (its body is this one change's details), else the
+    task's first line."""
+    from habitus.core.tasktext import read_task
+
+    tt = read_task(task)
+    text = tt.title if tt.is_plan and tt.title else task
+    return " ".join((text.strip().splitlines() or [""])[0].split())
+
+
+def _short(text: str) -> str:
+    """At most `USE_WHEN_CHARS` characters, cut at a word."""
+    if len(text) <= USE_WHEN_CHARS:
+        return text
+    return text[:USE_WHEN_CHARS - 1].rsplit(" ", 1)[0] + " …"
 
 
 def _common_reads(records: list[Record]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 from habitus.capture.worktree import read_tree_text
 from habitus.core.commands import file_shown, last_command_words
 from habitus.core.patch import parse_apply_patch
-from habitus.core.paths import repo_relative
+from habitus.core.paths import recorded_relative, repo_relative
 from habitus.core.record import CommandFact, EditFact, Record
 from habitus.core.tools import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, shell_command, tool_path
 from habitus.core.trace import ToolCall, Trace
@@ -27,6 +27,7 @@ from habitus.learn.checks import last_passing_checks
 from habitus.learn.commits import session_commits
 from habitus.learn.detours import find_detours
 from habitus.learn.places import edit_places
+from habitus.learn.shelldir import next_shell_dir
 
 _READ_LINE = re.compile(r"^\s*(\d+)[\u2192\t](.*)$")
 _SHELL_PATH = re.compile(r"[\w./-]+")  # a plain path (no globs, variables or substitutions)
@@ -133,15 +134,26 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
     if trace.meta.get("linked_commits"):
         rec.meta["linked_commits"] = list(trace.meta["linked_commits"])
     first_edit_seen = False
+    shell_dir = ""  # the folder a persistent shell (Claude Code's Bash) is in
+    exists = _folder_test(repo)
+    running: dict[str, CommandFact] = {}  # Codex sessions still running, by session id
     for index, step in enumerate(trace.steps):
         call = step.tool
         if call is None:
             continue
         edits: list[EditFact] = []
         command = shell_command(call)
+        if call.name == "write_stdin":
+            _poll(running, call)
         if command is not None:
-            rec.commands.append(CommandFact(command=command, exit_code=call.exit_code, ok=call.ok,
-                                            error=_error_text(call) if not call.ok else "", index=index))
+            fact = _command_fact(call, command, index, shell_dir, root, exists)
+            rec.commands.append(fact)
+            if "workdir" not in call.input:
+                shell_dir = next_shell_dir(command, shell_dir, root, call.output or "", exists) if call.ok \
+                    else shell_dir
+            started = _RUNNING.search((call.output or "")[:400])
+            if started:
+                running[started.group(1)] = fact
             if "apply_patch" in command or "*** Begin Patch" in command:
                 edits = _patch_edits(command, files, root, index) if call.ok else []
             elif call.ok and not first_edit_seen:
@@ -164,6 +176,8 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
                         files.text[rel] = text
         elif call.name in EDIT_TOOLS and call.ok and call.input.get("command") != "view":
             edits = _tool_edits(call, files, root, index)
+            if not edits:  # a file this record cannot place (another machine's path): still an edit for traps
+                rec.meta.setdefault("edit_steps", []).append(index)
         if edits:
             first_edit_seen = True
             rec.edits.extend(edits)
@@ -171,7 +185,7 @@ def record_from_trace(trace: Trace, *, repo: Path | None = None) -> Record:
         named = _named_by_calls(trace)
         for made in commits:
             rec.edits.extend(_diff_edits(repo, made, set(rec.files_edited), len(trace.steps), named))
-    rec.checks = last_passing_checks(rec.commands)
+    rec.checks = last_passing_checks(rec.commands, root)
     rec.detours = find_detours(trace)
     return rec
 
@@ -191,9 +205,47 @@ def _note_read(rec: Record, rel: str) -> None:
         rec.reads_before_edit.append(rel)
 
 
-def _error_text(call: ToolCall) -> str:
-    lines = [ln for ln in (call.output or "").split("\n") if ln.strip() and not ln.startswith("Exit code")]
-    return "\n".join(lines[:3])[:400]
+_RUNNING = re.compile(r"^Process running with session ID (\S+)$", re.MULTILINE)
+
+
+def _folder_test(repo: Path | None) -> Callable[[str], bool] | None:
+    """Whether a repo-relative folder exists in the local checkout (None without one)."""
+    if repo is None:
+        return None
+    return lru_cache(maxsize=256)(lambda rel: (repo / rel).is_dir())
+
+
+def _command_fact(call: ToolCall, command: str, index: int, shell_dir: str, root: str | None,
+                  exists: Callable[[str], bool] | None = None) -> CommandFact:
+    """A shell call as a fact: where it ran (Codex's `workdir`, else the persistent shell's folder) and, when it
+    failed or printed a runner's failure verdict, what it printed (`habitus.learn.errorlines.error_excerpt`)."""
+    from habitus.learn.checks import check_kind_anywhere
+    from habitus.learn.errorlines import error_excerpt, has_verdict
+
+    workdir = call.input.get("workdir")
+    folder = recorded_relative(str(workdir), root) if isinstance(workdir, str) and workdir else shell_dir
+    if folder and exists is not None and not exists(folder):
+        folder = ""  # a folder this checkout does not have: the shell was back at the root
+    output = call.output or ""
+    failed = not call.ok or (check_kind_anywhere(command) is not None and has_verdict(output))
+    error = error_excerpt(output) if failed else ""
+    return CommandFact(command=command, exit_code=call.exit_code, ok=call.ok, error=error, index=index, dir=folder)
+
+
+def _poll(running: dict[str, CommandFact], call: ToolCall) -> None:
+    """A Codex `write_stdin` poll that saw a running command exit: its output is that command's (the exit code
+    was already given to the command when the trace was read)."""
+    from habitus.learn.errorlines import error_excerpt, has_verdict
+
+    fact = running.get(str(call.input.get("session_id")))
+    if fact is None or call.exit_code is None:
+        return
+    running.pop(str(call.input.get("session_id")), None)
+    output = call.output or ""
+    fact.exit_code = call.exit_code
+    if call.exit_code != 0 or has_verdict(output):
+        fact.ok = False
+        fact.error = error_excerpt(output)
 
 
 def _replace(files: _Files, rel: str, old: str, new: str, tool: str, index: int) -> EditFact:

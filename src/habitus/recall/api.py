@@ -355,11 +355,13 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
                 stale_ids[sel.workflow.id] = len(v.stale_steps) + sum(c.stale for c in v.checks) if v else 0
         mapped = None
         if selector == "habitus" and (workflows is None or repomap is not None):
+            from habitus.recall.handover import step_file
             from habitus.recall.look import look
 
+            shown = [f for sel in selected for n in sel.shown_steps() if (f := step_file(sel, n))]
             mapped = look(task[:MAX_TASK_CHARS], intent, root=repo[0] if repo else None,
                           head=repo[1] if repo else None, subject=subject,
-                          conn=conn if workflows is None else None, repomap=repomap)
+                          conn=conn if workflows is None else None, repomap=repomap, workflow_files=shown)
         from habitus.recall.handover import render_handover
 
         result = RecallResult(task=task, intent=intent, selected=selected,

@@ -140,6 +140,8 @@ def check_state(command: str, root: Path) -> CheckState:
             if arg.startswith("-") or any(c in arg for c in "*?[{$"):
                 continue
             path = arg.split("::", 1)[0]
+            if path.endswith("..."):  # a Go package pattern: `./...`, `./internal/x/...` names the folder before it
+                path = path[:-3].rstrip("/") or "."
             if _PATH_ARG.match(path) and tree.exists(path) is False:
                 return CheckState(command, True, f"{path} no longer exists")
     return CheckState(command)

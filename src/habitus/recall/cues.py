@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from habitus.core.workflow import Cues, Workflow
-from habitus.recall.fills import fill_blanks
+from habitus.recall.fills import fill_blanks, unnamed
 from habitus.recall.lazyre import lazy_re
 from habitus.recall.negation import strip_negated
 
@@ -194,12 +194,12 @@ class Unit:
 def task_units(task: str) -> list[Unit]:
     items = split_items(task)
     if not items:
-        return [Unit(text=task, item=None, folded=fold(strip_negated(task)))]
+        return [Unit(text=task, item=None, folded=fold(strip_negated(unnamed(task))))]
     shared = shared_text(task, items)
     units = []
     for item in items:
         text = f"{shared}\n{item}" if shared else item
-        units.append(Unit(text=text, item=item, folded=fold(strip_negated(text)), shared=shared))
+        units.append(Unit(text=text, item=item, folded=fold(strip_negated(unnamed(text))), shared=shared))
     return units
 
 

@@ -35,6 +35,18 @@ _BLANK = lazy_re(r"\{([A-Za-z_][\w-]*)\}")
 FILL_SOURCES = ("code", "quoted", "key", "key-letter", "after")
 
 
+_NAMED = lazy_re(r"\b((?:add|adds|adding|create|creating|implement|implementing|introduce|write|build|register|"
+                 r"expose|need|want)\s+(?:a|an|the|one|another)(?:\s+new)?)\s+`[^`\n]+`\s+(?=[A-Za-z])", re.IGNORECASE)
+
+
+def unnamed(text: str) -> str:
+    """The text without a name that only labels the thing a task asks to make ("Add a `purge` command" → "Add a
+    command"): cue phrases are learned and matched on this, so the name of one task never splits the phrase of its
+    kind (the name stays a value for fills). Only right after an action and its article: a name elsewhere ("read
+    from the `X` environment variable") keeps its place."""
+    return _NAMED.sub(r"\1 ", text) if "`" in text else text
+
+
 def blank_name(blank: str) -> str:
     """`{name}` or `name` → `name`."""
     return blank.strip().strip("{}").strip()

@@ -18,6 +18,7 @@ from habitus.recall.render import _code, one_command, render
 from habitus.recall.where import quote
 
 if TYPE_CHECKING:
+    from habitus.core.repomap import Trap
     from habitus.recall.look import Look
     from habitus.recall.render import SelectedWorkflow
 
@@ -40,23 +41,32 @@ def where_section(look: Look, skip: set[str]) -> str:
 
 
 def checks_section(look: Look, skip: set[str]) -> str:
+    """Every check in one command, each with the number of distinct past tasks that ran it and passed."""
     checks = [c for c in look.checks if c.command not in skip]
     if not checks:
         return ""
-    runs = ", ".join(f"{_code(c.command)} in {c.tasks}" for c in checks)
-    return (f"## How to check\nRun {_code(one_command([c.command for c in checks]))} (the checks this repo's past "
-            f"tasks ran and passed: {runs} of {look.repomap_tasks} tasks).")
+    runs = ", ".join(f"{_code(c.narrowed_from)} in {c.tasks} (narrowed here to the folders of the files above)"
+                     if c.narrowed_from else f"{_code(c.command)} in {c.tasks}" for c in checks)
+    return (f"## How to check\nRun {_code(one_command([c.command for c in checks]))} (past tasks in this repo that ran "
+            f"and passed {runs}).")
+
+
+def trap_line(t: Trap) -> str:
+    """One trap in words: the failing check, its error line quoted as data, the causal fix and in how many past
+    tasks exactly that happened (`habitus.learn.traps`)."""
+    n = f"{t.tasks} past task{'s' if t.tasks != 1 else ''}"
+    said = f" with {quote(t.error)}" if t.error else ""
+    failing = _code(without_comments(t.failing))
+    fixing = without_comments(t.fixing or "")  # a comment is prose, never part of a command shown
+    if not fixing:
+        return f"- {failing} failed{said} in {n}."
+    if t.fix_kind == "first":
+        return f"- {failing} failed{said}, then passed after {_code(fixing)} ran, with no code change between (in {n})."
+    return f"- {failing} failed{said}; {_code(fixing)} passed instead, with no code change between (in {n})."
 
 
 def traps_section(look: Look) -> str:
-    lines = ["## Watch out"]
-    for t in look.traps:
-        line = f"- {_code(without_comments(t.failing))} failed in {t.tasks} past task{'s' if t.tasks != 1 else ''}"
-        if t.error:
-            line += f" with {quote(t.error)}"
-        if t.fixing and without_comments(t.fixing):  # a comment is prose, never part of a command shown
-            line += f"; {_code(without_comments(t.fixing))} worked after"
-        lines.append(line + ".")
+    lines = ["## Watch out", *(trap_line(t) for t in look.traps)]
     return "\n".join(lines) if len(lines) > 1 else ""
 
 
@@ -118,4 +128,4 @@ def _compose(look: Look | None, selected: list[SelectedWorkflow], budget: int) -
     return (HEAD + "\n\n" + parts[0] + "\n")[:budget]
 
 
-__all__ = ["HEAD", "quote", "render_handover", "step_file"]
+__all__ = ["HEAD", "checks_section", "quote", "render_handover", "step_file", "trap_line", "traps_section"]

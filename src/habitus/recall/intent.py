@@ -100,6 +100,20 @@ def _may_say_no_change(task: str) -> bool:
     return any(k in low for k in _NO_CHANGE_KEYS)
 
 
+_EXPLAIN_VERBS = _wordset("explain explaining describe summarize summarise tell list show walk find locate read "
+                          "compare understand document")
+
+
+def verifies(task: str) -> bool:
+    """Whether an `inspect` task may run the repo's checks: a review, an investigation, a pasted error or issue
+    link ("Review the changes…", "can you take a look at <url>", "investigate why CI fails") — not a question, a
+    request to explain or list, nor one that says to change nothing ("just explain", "read-only")."""
+    words = _leading_words(task)
+    if not words or words[0] in _QUESTION_START or words[0] in _EXPLAIN_VERBS:
+        return False
+    return not (_may_say_no_change(task) and _NO_CHANGE.search(task))
+
+
 def classify_intent(task: str) -> str:
     """`change` or `inspect` (see the module docstring for the rules)."""
     if _PLAN_REQUEST.match(task):

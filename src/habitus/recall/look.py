@@ -5,7 +5,10 @@ with their symbols (`habitus.index.code`, cached per commit), and decides what t
 
 - a generic follow-up ("commit", "yes", "fix the lint") gets nothing;
 - a question or review (intent `inspect`) gets the files it names, and the map's *where to look* only when
-  it asks where something is;
+  it asks where something is; a review or an investigation ("Review the changes …", "investigate why CI fails",
+  `habitus.recall.intent.verifies`) also gets the checks and their traps: such sessions run the repo's checks;
+  a file that only a clause restricting what to change pointed at ("do not add a config option",
+  `habitus.recall.negation.strip_restrictions`) is not handed;
 - a change gets the files whose chance reaches the map's thresholds (`habitus.recall.where`), the
   repo's checks that still exist (`validate.check_state`), and the traps that concern those files
   or checks. When no file is likely enough the files are left out (an abstention, with its reason):
@@ -27,10 +30,6 @@ if TYPE_CHECKING:
     from habitus.core.repomap import CheckConvention, RepoMap, Trap
     from habitus.recall.where import Candidate
 
-MAX_CHECKS = 3
-MIN_CHECK_SHARE = 0.1  # a check run by fewer of the repo's checked tasks than this is not a convention
-MIN_CHECK_TASKS = 2
-MAX_TRAPS = 2
 _ASKS_WHERE = lazy_re(r"\bwhere\b|\bwhich (?:file|files|module|component|class|function)\b|\bfind (?:the )?"
                          r"(?:file|code|place)\b|\blocate\b|\bwhat file", re.I)
 
@@ -68,36 +67,27 @@ def task_kind(task: str, intent: str) -> str:
     return "inspect" if intent == "inspect" else "change"
 
 
-def live_checks(repomap: RepoMap, root: Path | None) -> list[CheckConvention]:
-    """The repo's conventional checks (most-run first) whose program, script or target still exists."""
-    from habitus.recall.validate import check_state
+def live_checks(repomap: RepoMap, root: Path | None, files: list[str] | None = None,
+                hints: list[str] | None = None) -> list[CheckConvention]:
+    """The repo's checks for these files (`habitus.recall.howcheck.pick_checks`)."""
+    from habitus.recall.howcheck import pick_checks
 
-    floor = max(MIN_CHECK_TASKS, MIN_CHECK_SHARE * repomap.checked_tasks)
-    out = []
-    for check in repomap.checks:
-        if check.tasks < floor:
-            continue
-        if root is not None and check_state(check.command, root).stale:
-            continue
-        out.append(check)
-        if len(out) == MAX_CHECKS:
-            break
-    return out
+    return pick_checks(repomap, root, files or [], hints)
 
 
 def relevant_traps(repomap: RepoMap, files: list[str], checks: list[CheckConvention]) -> list[Trap]:
-    """Traps the tasks that changed these files fell into, or that concern these checks."""
-    from habitus.learn.checks import check_key
+    """Traps of the handed checks (`habitus.recall.howcheck.pick_traps`)."""
+    from habitus.recall.howcheck import pick_traps
 
-    keys = {check_key(c.command) for c in checks} - {None}
-    wanted = set(files)
-    out = [t for t in repomap.traps if wanted.intersection(t.files) or check_key(t.failing) in keys]
-    return sorted(out, key=lambda t: -t.tasks)[:MAX_TRAPS]
+    return pick_traps(repomap, checks, files)
 
 
 def look(task: str, intent: str, *, root: Path | None, head: str | None, subject: str | None,
-         conn: sqlite3.Connection | None = None, repomap: RepoMap | None = None) -> Look:
-    """Where to look, how to check and what to watch out for, for `task` in the repo at `root` (see the module)."""
+         conn: sqlite3.Connection | None = None, repomap: RepoMap | None = None,
+         workflow_files: list[str] | None = None) -> Look:
+    """Where to look, how to check and what to watch out for, for `task` in the repo at `root` (see the module).
+
+    `workflow_files` are the files the workflows picked for the task point at: the checks for them come first."""
     kind = task_kind(task, intent)
     if kind == "followup":
         return Look(kind=kind)
@@ -107,18 +97,27 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
         repomap = repo_map(conn, subject)
     if repomap is None:
         return Look(kind="none")
-    result = Look(kind=kind, repomap_tasks=repomap.tasks)
-    files = _where(task, repomap, root, head, subject, result)
-    if kind == "inspect" and not _ASKS_WHERE.search(task):
-        from habitus.recall.where import is_named
+    from habitus.recall.intent import verifies
+    from habitus.recall.negation import strip_restrictions
 
+    result = Look(kind=kind, repomap_tasks=repomap.tasks)
+    checked = kind == "change" or verifies(task)
+    from habitus.recall.where import is_named
+
+    files = _where(task, repomap, root, head, subject, result)
+    unrestricted = strip_restrictions(task)
+    if files and unrestricted != task:  # what only a restricting clause pointed at is not handed
+        allowed = {c.file for c in _where(unrestricted, repomap, root, head, subject, Look(kind=kind))}
+        files = [c for c in files if c.file in allowed or is_named(c.features)]
+    if kind == "inspect" and not _ASKS_WHERE.search(task):
         # a question or review gets the files it names (a fact of the tree), not the map's guesses
         files = [c for c in files if is_named(c.features)]
         result.abstained = None if files else result.abstained
     result.files = files
-    if kind == "change":
-        result.checks = live_checks(repomap, root)
-        result.traps = relevant_traps(repomap, [c.file for c in files], result.checks)
+    if checked:
+        handed = list(dict.fromkeys([c.file for c in files] + list(workflow_files or [])))
+        result.checks = live_checks(repomap, root, handed, [c.file for c in result.considered[:3]])
+        result.traps = relevant_traps(repomap, handed, result.checks)
     return result
 
 

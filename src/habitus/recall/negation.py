@@ -52,6 +52,20 @@ def strip_negated(task: str) -> str:
     return text
 
 
+# "do not add a keyboard shortcut", "don't touch the config", "without changing the API": a restriction of what to
+# change, as opposed to a change stated negatively ("we should not display X" asks to hide X)
+_RESTRICTION = lazy_re(
+    r"(?:(?<![\w'’])(?:do\s+not|don['’]t|never|without)\s+(?:\w+\s+){0,2}?(?:add|adding|create|creating|change|changing"
+    r"|modify|modifying|touch|touching|edit|editing|introduce|introducing|write|writing|update|updating|remove|removing)"
+    rf"(?![\w'’])).*?(?={_CLAUSE_END}|$)", re.IGNORECASE | re.DOTALL)
+
+
+def strip_restrictions(task: str) -> str:
+    """The task without the clauses that restrict what to change ("…; do not add a config option", "don't touch
+    `a.py`"): what where-to-look reads. A change stated negatively ("we should not display X") stays."""
+    return _RESTRICTION.sub(" ", task) if _may_negate(task) else task
+
+
 def negated_clauses(task: str) -> list[str]:
     """The clauses `strip_negated` removes, for explaining a decision (why a cue did not fire)."""
     found = [m.group(0).strip() for m in _EN_NEGATED.finditer(task)] if _may_negate(task) else []

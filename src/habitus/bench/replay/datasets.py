@@ -80,7 +80,10 @@ class MultiReplay:
                                  for name, run in self.runs.items()},
                 "pooled": {"repo": "pooled", "tasks": tasks, "history": sum(len(r.history) for r in self.runs.values()),
                            "split": {"share": next(iter(self.runs.values())).split.get("share") if self.runs else None},
-                           "learn": {}, "summary": summary, "f1_vs_habitus": compare}}
+                           "learn": {}, "summary": summary, "f1_vs_habitus": compare,
+                           "rules": {"proposed": [{**rule, "repo": name, "of": len(run.tasks)}
+                                                  for name, run in self.runs.items()
+                                                  for rule in run.rules.get("proposed", [])]}}}
 
 
 def dataset_folders(folder: Path | str) -> list[Path]:

@@ -6,7 +6,9 @@ its linked commits (an `Entire-Checkpoint` trailer naming one of its checkpoints
 `habitus.capture.entire`) when it has any, else the files its tool calls edited plus its own
 `git commit`. The repo as the task found it is the commit the session recorded (Codex's
 `session_meta`, the parent of the earliest linked commit), else the last commit before it started.
-The checks it ran are its shell commands that are checks (`habitus.learn.checks.check_of`).
+The checks it ran are the checks its command lines ran, one per simple command, with the folder of the repo each
+ran in (`habitus.learn.checks.check_runs`: `cd src && go test ./...`); its failures are the failures of those checks
+with their signature and how they were fixed (`habitus.learn.traps.occurrences`), so a handed trap can be judged.
 `transcript_only` strips what an importer linked to a session (trailers), for learning from transcripts alone.
 """
 
@@ -35,12 +37,14 @@ class ReplayTask:
     start_commit: str | None
     truth: set[str] = field(default_factory=set)
     truth_source: str = "none"  # commits | edits | none
-    checks_run: list[str] = field(default_factory=list)
+    checks_run: list[str] = field(default_factory=list)  # as they ran, from the repo root (`cd src && go test …`)
+    failures: list[dict[str, Any]] = field(default_factory=list)  # {check, signature, how, fix} per check failure
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "session_id": self.session_id, "agent": self.agent, "started": self.started,
                 "task": self.task[:300], "start_commit": self.start_commit, "truth": sorted(self.truth),
-                "truth_source": self.truth_source, "checks_run": list(self.checks_run)}
+                "truth_source": self.truth_source, "checks_run": list(self.checks_run),
+                "failures": list(self.failures)}
 
 
 def _git(repo: Path, *args: str) -> str | None:
@@ -82,10 +86,10 @@ def start_commit(repo: Path, trace: Trace, own_commits: list[str]) -> str | None
 
 def replay_task(trace: Trace, repo: Path) -> ReplayTask:
     """The replay view of one session (see the module docstring)."""
-    from habitus.core.tools import shell_command
-    from habitus.learn.checks import check_of
+    from habitus.learn.checks import check_runs
     from habitus.learn.records import records_from_trace
     from habitus.learn.tasks import first_task
+    from habitus.learn.traps import occurrences
 
     linked = [c for c in (_exists(repo, c) for c in trace.meta.get("linked_commits") or []) if c]
     truth: set[str] = set()
@@ -93,16 +97,19 @@ def replay_task(trace: Trace, repo: Path) -> ReplayTask:
     if linked:
         truth = {f for c in linked for f in commit_files(repo, c)}
         source = "commits"
+    records = records_from_trace(trace, repo=repo)
     own: list[str] = []
     if not truth:
-        records = records_from_trace(trace, repo=repo)
         truth = {f for r in records for f in r.files_edited if not f.startswith(("/", ".."))}
         own = [r.commit for r in records if r.commit]
         source = "edits" if truth else "none"
-    checks = [cmd for cmd in (shell_command(c) for c in trace.tool_calls) if cmd and check_of(cmd)]
+    checks = [f"cd {run.dir} && {run.text}" if run.dir else run.text for r in records
+              for run in check_runs(r.commands, r.cwd) if run.dir is not None]
+    failures = [{"check": "|".join(o.run.identity), "signature": o.signature, "how": o.how, "fix": o.fix}
+                for o in occurrences(records)]
     return ReplayTask(id=trace.id, session_id=trace.session_id, agent=trace.agent, started=trace.started or "",
                       task=first_task(trace), start_commit=start_commit(repo, trace, linked or own), truth=truth,
-                      truth_source=source, checks_run=list(dict.fromkeys(checks)))
+                      truth_source=source, checks_run=list(dict.fromkeys(checks)), failures=failures)
 
 
 LEARN_FROM = ("store", "transcripts")

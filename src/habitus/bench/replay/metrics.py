@@ -2,9 +2,11 @@
 
 Per task: the files handed, how many the session really changed (*right*), precision, recall and F1
 (0 when nothing is handed to a task that changed files), a *false hand-over* (files handed, none
-right), whether the session ran a check and a handed check is the same check (same kind and program,
-`habitus.learn.checks.check_key`), size and time. Per selector: tasks with ≥ 1 right file, pooled
-(micro) precision and recall, mean per-task F1, false hand-overs among hand-overs, checks, at-k
+right), the checks: how many handed checks the session then ran (same identity: folder, kind and program,
+`habitus.learn.checks.identity_of`) and whether it ran one at all; the traps: how many handed traps named a
+failure the session then hit (same check and error signature, `habitus.learn.traps`) and how many of the failures
+it fixed without a code change a handed trap had warned of; size and time. Per selector: tasks with ≥ 1 right
+file, pooled (micro) precision and recall, mean per-task F1, false hand-overs among hand-overs, checks, at-k
 figures (the first k files handed), characters and latency; and for every other selector the
 paired difference of per-task F1 against habitus.
 """
@@ -37,6 +39,11 @@ class TaskScore:
     checks_handed: int
     chars: int
     ms: float
+    checks_handed_ran: int = 0  # handed checks (identities) the session then ran
+    traps_handed: int = 0
+    traps_hit: int = 0  # handed traps whose failure the session then hit
+    failures_fixed: int = 0  # the session's check failures fixed by a causal fix (what a trap is about)
+    failures_warned: int = 0  # … of which a handed trap had warned
     right_at: dict[int, int] = field(default_factory=dict)
     handed_at: dict[int, int] = field(default_factory=dict)
 
@@ -61,24 +68,31 @@ class TaskScore:
         return {"task": self.task_id, "selector": self.selector, "handed": list(self.handed), "truth": self.truth,
                 "right": self.right, "precision": round(self.precision, 4), "recall": round(self.recall, 4),
                 "f1": round(self.f1, 4), "false_handover": self.false_handover, "checks_needed": self.checks_needed,
-                "check_hit": self.check_hit, "checks_handed": self.checks_handed, "chars": self.chars,
-                "ms": round(self.ms, 2)}
+                "check_hit": self.check_hit, "checks_handed": self.checks_handed,
+                "checks_handed_ran": self.checks_handed_ran, "traps_handed": self.traps_handed,
+                "traps_hit": self.traps_hit, "failures_fixed": self.failures_fixed,
+                "failures_warned": self.failures_warned, "chars": self.chars, "ms": round(self.ms, 2)}
 
 
-def _check_keys(commands: list[str]) -> set[tuple[str, str]]:
-    from habitus.learn.checks import check_key
+def _check_keys(commands: list[str]) -> set[tuple[str, str, str]]:
+    from habitus.learn.checks import identity_of
 
-    return {k for k in (check_key(c) for c in commands) if k is not None}
+    return {k for k in (identity_of(c) for c in commands) if k is not None}
 
 
 def score_task(task: ReplayTask, selector: str, handed: Handed) -> TaskScore:
     files = list(dict.fromkeys(handed.files))
     ran = _check_keys(task.checks_run)
     given = _check_keys(handed.checks)
+    hit = {(f["check"], f["signature"]) for f in task.failures}
+    fixed = [(f["check"], f["signature"]) for f in task.failures if f["how"] in ("instead", "first")]
+    warned = {(t["check"], t["signature"]) for t in handed.traps}
     score = TaskScore(task_id=task.id, selector=selector, handed=files, truth=len(task.truth),
                       right=sum(1 for f in files if f in task.truth), checks_needed=bool(ran),
-                      check_hit=bool(ran & given), checks_handed=len(handed.checks), chars=handed.chars,
-                      ms=handed.ms)
+                      check_hit=bool(ran & given), checks_handed=len(given), chars=handed.chars,
+                      ms=handed.ms, checks_handed_ran=len(ran & given), traps_handed=len(warned),
+                      traps_hit=len(warned & hit), failures_fixed=len(fixed),
+                      failures_warned=sum(1 for f in fixed if f in warned))
     for k in AT_K:
         score.right_at[k] = sum(1 for f in files[:k] if f in task.truth)
         score.handed_at[k] = len(files[:k])
@@ -122,9 +136,8 @@ def summarize(scores: list[TaskScore]) -> dict[str, Any]:
         "files_handed": sum(len(s.handed) for s in scores),
         "false_handovers": {"count": falses, **(wilson_interval(falses, len(handovers)).to_dict() if handovers else
                                                 {"estimate": 0.0, "low": None, "high": None, "n": 0})},
-        "checks": {"handovers_needing_one": len(needed), "with_the_check": sum(s.check_hit for s in needed),
-                   "rate": round(sum(s.check_hit for s in needed) / len(needed), 4) if needed else None,
-                   "tasks_given_checks": sum(1 for s in scores if s.checks_handed)},
+        "checks": _checks(scores, needed),
+        "traps": _traps(scores),
         "chars": {"mean": round(fmean([s.chars for s in scores]), 1) if scores else 0.0,
                   "p95": _pct([float(s.chars) for s in scores], 0.95),
                   "mean_of_handovers": round(fmean([s.chars for s in handovers]), 1) if handovers else 0.0},
@@ -140,6 +153,39 @@ def summarize(scores: list[TaskScore]) -> dict[str, Any]:
             "recall": round(sum(s.right_at[k] for s in with_truth) / max(1, sum(s.truth for s in with_truth)), 4),
             "hit": round(sum(1 for s in with_truth if s.right_at[k]) / max(1, len(with_truth)), 4)}
     return out
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _checks(scores: list[TaskScore], needed: list[TaskScore]) -> dict[str, Any]:
+    """Checks: in hand-overs with files (the file figures' hand-overs), in every hand-over that gave checks, and how
+    many of the handed checks the tasks then ran."""
+    given = [s for s in scores if s.checks_handed]
+    ran_one = [s for s in scores if s.checks_needed]
+    given_needed = [s for s in given if s.checks_needed]
+    handed = sum(s.checks_handed for s in given)
+    ran = sum(s.checks_handed_ran for s in given)
+    return {"handovers_needing_one": len(needed), "with_the_check": sum(s.check_hit for s in needed),
+            "rate": _share(sum(s.check_hit for s in needed), len(needed)),
+            "tasks_given_checks": len(given), "tasks_that_ran_one": len(ran_one),
+            "given_to_tasks_that_ran_one": len(given_needed),
+            "with_the_check_of_those": sum(s.check_hit for s in given_needed),
+            "rate_of_those": _share(sum(s.check_hit for s in given_needed), len(given_needed)),
+            "tasks_with_their_check": sum(s.check_hit for s in ran_one),
+            "checks_handed": handed, "handed_then_ran": ran, "handed_ran_rate": _share(ran, handed)}
+
+
+def _traps(scores: list[TaskScore]) -> dict[str, Any]:
+    """Traps: handed traps whose failure the task then hit, and the failures tasks fixed that a trap warned of."""
+    handed = sum(s.traps_handed for s in scores)
+    hit = sum(s.traps_hit for s in scores)
+    fixed = sum(s.failures_fixed for s in scores)
+    warned = sum(s.failures_warned for s in scores)
+    return {"handed": handed, "hit": hit, "hit_rate": _share(hit, handed), "tasks_given_traps":
+            sum(1 for s in scores if s.traps_handed), "failures_fixed": fixed, "warned": warned,
+            "warned_rate": _share(warned, fixed)}
 
 
 def paired_f1(a: list[TaskScore], b: list[TaskScore]) -> dict[str, Any]:

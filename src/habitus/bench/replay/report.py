@@ -48,6 +48,31 @@ def split_words(split: dict[str, Any]) -> str:
     return how + (", from transcripts alone" if split.get("learn_from") == "transcripts" else "")
 
 
+def _of(part: Any, whole: Any) -> str:
+    return f"{part}/{whole}" if whole else "–"
+
+
+def procedure_rows(data: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """habitus's procedures beside its files: checks, traps and (when measured) rules."""
+    columns = ["checks: given to tasks that ran one", "… with the check the task ran", "tasks that ran one and got it",
+               "handed checks the task then ran", "traps: handed whose failure the task hit",
+               "fixed failures a trap warned of", "rules proposed from the history", "… whose situation recurred"]
+    s = data["summary"].get("habitus")
+    if s is None:
+        return columns, []
+    c, t = s["checks"], s.get("traps") or {}
+    rules = data.get("rules") or {}
+    proposed = rules.get("proposed", [])
+    recurred = sum(1 for r in proposed if r.get("recurred"))
+    return columns, [[_of(c.get("given_to_tasks_that_ran_one", 0), c.get("tasks_that_ran_one", 0)),
+                      _of(c.get("with_the_check_of_those", 0), c.get("given_to_tasks_that_ran_one", 0)),
+                      _of(c.get("tasks_with_their_check", 0), c.get("tasks_that_ran_one", 0)),
+                      _of(c.get("handed_then_ran", 0), c.get("checks_handed", 0)),
+                      _of(t.get("hit", 0), t.get("handed", 0)), _of(t.get("warned", 0), t.get("failures_fixed", 0)),
+                      len(proposed) if "proposed" in rules else "–",
+                      _of(recurred, len(proposed)) if "proposed" in rules else "–"]]
+
+
 def markdown(data: dict[str, Any]) -> str:
     columns, rows = table_rows(data)
     head = (f"Replay of {data['repo']}: {data['history']} history sessions, {data['tasks']} later tasks "
@@ -57,7 +82,22 @@ def markdown(data: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     verdict = f"\n\n**Verdict**: {data['verdict']['sentence']}" if data.get("verdict") else ""
-    return head + "\n".join(lines) + verdict + "\n"
+    return head + "\n".join(lines + procedure_lines(data)) + verdict + "\n"
+
+
+def procedure_lines(data: dict[str, Any]) -> list[str]:
+    """The procedures table (`procedure_rows`) and each proposed rule with the replayed tasks in its situation."""
+    pcols, prows = procedure_rows(data)
+    if not prows:
+        return []
+    lines = ["", "Procedures (habitus; a check or trap is the same when its folder, kind and program are):", "",
+             "| " + " | ".join(pcols) + " |", "|" + "---|" * len(pcols)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in prows]
+    for rule in (data.get("rules") or {}).get("proposed", []):
+        where = f"{rule['repo']}: " if rule.get("repo") else ""
+        lines.append(f"- {where}rule {rule['text']!r}: situation in {rule['tasks_hit']} of "
+                     f"{rule.get('of', data['tasks'])} replayed tasks")
+    return lines
 
 
 def _figure(data: dict[str, Any]) -> Any:
@@ -125,7 +165,7 @@ def multi_markdown(data: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     parts.append(f"## pooled ({pooled['tasks']} tasks of {len(data['repositories'])} repositories)\n\n"
-                 + "\n".join(lines) + "\n")
+                 + "\n".join(lines + procedure_lines(pooled)) + "\n")
     return "\n".join(parts)
 
 

@@ -51,6 +51,7 @@ class ReplayRun:
     learn: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     handovers: dict[str, str] = field(default_factory=dict)  # task id -> habitus's hand-over text
+    rules: dict[str, Any] = field(default_factory=dict)  # rules promoted from the history, and their situations
 
     def summary(self) -> dict[str, dict[str, Any]]:
         return {name: summarize(self.scores[name]) for name in self.selectors}
@@ -66,7 +67,7 @@ class ReplayRun:
             "repo": self.repo, "subject": self.subject, "split": self.split, "selectors": list(self.selectors),
             "history": len(self.history), "tasks": len(self.tasks), "learn": self.learn,
             "seconds": round(self.seconds, 2), "summary": self.summary(),
-            "f1_vs_habitus": self.comparisons(),
+            "f1_vs_habitus": self.comparisons(), "rules": self.rules,
             "verdict": verdict.to_dict() if (verdict := replay_verdict(self)) else None,
             "per_task": [{"task": t.to_dict(), **{name: self.scores[name][i].to_dict() for name in self.selectors}}
                          for i, t in enumerate(self.tasks)],
@@ -103,6 +104,36 @@ def split_tasks(tasks: list[ReplayTask], *, split: float = DEFAULT_SPLIT,
         raise ReplayError(f"--split must be between 0 and 1, got {split}")
     cut = int(len(tasks) * split)
     return tasks[:cut], tasks[cut:]
+
+
+def replay_rules(conn: Any, worktree: Path, subject: str, later: list[ReplayTask]) -> dict[str, Any]:
+    """The rules `habitus promote` proposes from the history part (into the repo's AGENTS.md, or its CLAUDE.md when
+    only that exists), each with how many replayed tasks were in its situation: they ran a check it is about, and
+    (a trap's rule) hit its failure. Nothing is written."""
+    from habitus.deliver.admit import ran_form
+    from habitus.deliver.promote import propose
+    from habitus.learn.checks import identity_of
+
+    target = next((worktree / n for n in ("AGENTS.md", "CLAUDE.md") if (worktree / n).is_file()),
+                  worktree / "AGENTS.md")
+    proposal = propose(conn, target, subject=subject, record_rejections=False)
+    ran = [{"|".join(i) for c in t.checks_run if (i := identity_of(c))} for t in later]
+    failed = [{f["check"] for f in t.failures} for t in later]
+    out = []
+    for add in proposal.additions:
+        ev = add.rule.evidence
+        situation = ev.get("situation") or {}
+        checks = set(situation.get("checks") or [])
+        if situation.get("kind") == "trap":  # its failing form run again
+            hits = [i for i, t in enumerate(later) if ran_form(str(situation.get("failing")), t.checks_run)]
+        else:
+            hits = [i for i, r in enumerate(ran) if r & checks]
+        out.append({"text": add.rule.text, "tasks": ev.get("tasks"), "sessions": ev.get("sessions"),
+                    "kind": situation.get("kind"), "situation": sorted(checks), "tasks_hit": len(hits),
+                    "recurred": bool(hits), "failure_hit": sum(1 for i in hits if failed[i] & checks)
+                    if situation.get("kind") == "trap" else None})
+    held = [{"text": h["text"][:200], "reason": h["reason"]} for h in proposal.held]
+    return {"target": target.name, "proposed": out, "held": held[:40], "quarantined": len(proposal.quarantined)}
 
 
 def checkout(worktree: Path, commit: str) -> None:
@@ -195,6 +226,7 @@ def replay_tasks(setup: ReplaySetup, run: ReplayRun, progress: Callable[[str], N
     from habitus.index.code import code_index
 
     say = progress or (lambda _msg: None)
+    run.rules = replay_rules(setup.mem.conn, setup.worktree, setup.subject, setup.later)
     key = subject_root_commit(setup.subject)
     for i, task in enumerate(setup.later, start=1):
         say(f"task {i}/{len(setup.later)}: {task.task[:60]!r}")

@@ -34,6 +34,7 @@ class Handed:
 
     files: list[str] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    traps: list[dict[str, str]] = field(default_factory=list)  # {check, signature, failing} of each trap handed
     chars: int = 0
     ms: float = 0.0
     text: str = ""
@@ -104,11 +105,15 @@ def _code_bm25(task: ReplayTask, ctx: ReplayContext) -> Handed:
 
 
 def _habitus(task: ReplayTask, ctx: ReplayContext) -> Handed:
+    from habitus.learn.traps import signature_line
     from habitus.recall import recall
 
     result = recall(task.task, cwd=ctx.worktree, agent=ctx.agent_of(task), conn=ctx.conn, log=False)
     data = result.to_dict()
+    traps = [{"check": t.check, "signature": signature_line(t.error), "failing": t.failing}
+             for t in (result.look.traps if result.look else [])]
     return Handed(files=list(result.files), checks=list(result.checks), chars=result.chars, text=result.text,
+                  traps=traps,
                   extra={k: data[k] for k in ("intent", "workflow_ids", "confidence", "abstained") if k in data})
 
 
