@@ -4,8 +4,8 @@ A pitfall is a trap — a failure of a check that recurred in ≥ 2 of the group
 (another form of the check, or a command run first), never a red-green loop, a tool-protocol error or a one-off —
 worded by habitus from what the sessions *ran* (`trap_sentence`); the failing call's error line is kept apart as
 evidence (`evidence.output`), shown only quoted, never as words of the pitfall (docs/architecture.md §2.8).
-Evidence counts distinct tasks and sessions and names the tasks (`evidence.task_ids`). `vet_pitfall` marks whether the text passes
-the repo's allowlist (`habitus.core.quarantine`); only a vetted pitfall is shown as an instruction.
+Evidence counts distinct tasks and sessions and names the tasks (`evidence.task_ids`). `vet_pitfall` marks whether
+the text passes the repo's allowlist (`habitus.core.quarantine`); only a vetted pitfall is shown as an instruction.
 
 A trigger is what a delivery hook can test before the agent acts: on `command`, substrings the
 failing command contains (`all`, each at least 5 characters) and ones it lacks (`none`, taken
