@@ -24,7 +24,24 @@ sys.path.insert(0, str(SRC))
 
 from habitus.bench.replay.datasets import prepared_histories  # noqa: E402
 from habitus.learn.prior import DEFAULT_STRENGTH, PRIOR_FILE, write_prior  # noqa: E402
-from habitus.learn.prior_fit import fit_prior  # noqa: E402
+from habitus.learn.prior_fit import RepoRows, fit_prior  # noqa: E402
+from habitus.recall.where import is_named  # noqa: E402
+
+
+def naming_evidence(repos: list[RepoRows]) -> dict[str, str]:
+    """How often a candidate the task names (by kind of mention) was a file the task changed: why only a file
+    named in prose is always handed (`habitus.recall.where.is_named`)."""
+    kinds = {
+        "named in prose": is_named,
+        "named only in code or a plan's context": lambda f: bool(f.get("named")) and not is_named(f),
+        "defines a named symbol, not named itself": lambda f: bool(f.get("defines")) and not f.get("named"),
+    }
+    rows = [r for repo in repos for r in repo.rows]
+    out = {}
+    for kind, test in kinds.items():
+        chosen = [r for r in rows if test(r.features)]
+        out[kind] = f"{sum(r.label for r in chosen)} of {len(chosen)}"
+    return out
 
 
 def main() -> int:
@@ -36,9 +53,11 @@ def main() -> int:
     args = parser.parse_args()
     with prepared_histories(args.datasets, selectors=["none"],
                             progress=lambda m: print(m, file=sys.stderr)) as histories:
-        prior = fit_prior([h.rows for h in histories], strength=args.strength)
+        repos = [h.rows for h in histories]
+        prior = fit_prior(repos, strength=args.strength)
     write_prior(prior, args.out)
-    print(json.dumps({"out": str(args.out), "thresholds": prior.thresholds, "source": prior.source}, indent=1))
+    print(json.dumps({"out": str(args.out), "thresholds": prior.thresholds, "source": prior.source,
+                      "right when the task names the file": naming_evidence(repos)}, indent=1))
     return 0
 
 

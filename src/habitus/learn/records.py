@@ -35,10 +35,10 @@ _SHELL_PATH = re.compile(r"[\w./-]+")  # a plain path (no globs, variables or su
 
 def _rel(path: str, root: str | None) -> str:
     """The repo-relative form of a path a tool named, or "" when it is not a file of the repo (outside it,
-    `..`, inside `.git`): such files are neither places nor reads memory may keep."""
-    if root and path.startswith(root.rstrip("/") + "/"):
-        path = path[len(root.rstrip("/")) + 1:]
-    return repo_relative(path) or ""
+    `..`, inside `.git`): such files are neither places nor reads memory may keep. Paths of a session recorded
+    on Windows (`D:\\repo\\src\\a.go`, `D:/repo/src/a.go`, `/d/repo/src/a.go`) map onto the repo like POSIX ones."""
+    rel = recorded_relative(path, root)
+    return repo_relative(rel) or "" if rel else ""
 
 
 class _Files:

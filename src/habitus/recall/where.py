@@ -441,9 +441,9 @@ def probabilities(cands: list[Candidate], model: dict[str, float] | None) -> lis
 
 def is_named(features: dict[str, float]) -> bool:
     """The task names this file in its prose (not only in a code block, a command line or a plan's context
-    section): such a file is always handed. On the real histories a file named in prose was the task's in 220 of
-    320 past tasks' candidates; one named only in code or context in 0 of 15, one merely defining a symbol the
-    task names in 4 of 62 (docs/bench-replay.md), so those stay evidence for the model, not a rule."""
+    section): such a file is always handed. On the real histories' past tasks a file named in prose was the task's
+    in 219 of 321 candidates, one named only in code or context in 0 of 15, one merely defining a symbol the task
+    names in 5 of 63 (`benchmarks/fit_where_prior.py`), so those stay evidence for the model, not a rule."""
     return bool(features.get("named")) and not features.get("named_code_only") and \
         not features.get("named_context_only")
 
