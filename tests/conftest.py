@@ -21,6 +21,9 @@ def habitus_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("HABITUS_HOME", str(home))
     monkeypatch.setenv("HABITUS_LLM", "none")
     monkeypatch.setenv("HABITUS_HOOK_BUDGET_S", TEST_HOOK_BUDGET_S)
+    # what a hook would leave to a detached build is built in place, so hand-overs do not depend on a race
+    # (tests/recall/test_prebuilt.py covers the detached build and the answers without one)
+    monkeypatch.setenv("HABITUS_PREBUILD", "inline")
     return home
 
 

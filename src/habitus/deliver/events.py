@@ -98,7 +98,8 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
         seen = shown_in_session(local, session, "workflow") if session else set()
         # whether to show is known only after selection: recall once without logging, then count and log
         # the same result (`record_handover`) when it is shown
-        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
+        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False,
+                        quick=True)
         if result.subject is None:
             prepared.skipped = not_a_repo_reason(cwd)
         data = result.to_dict()

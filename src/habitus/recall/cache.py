@@ -313,19 +313,6 @@ def _phrases(any_: list, none: list, steps: list) -> tuple[list[str], list[str],
 
 
 def _write(path: Path, data: dict) -> None:
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # written only when the cache is rebuilt
+    from habitus.store.cachefile import write_json_atomic  # written only when the cache is rebuilt
 
-        fd, tmp = tempfile.mkstemp(prefix=".recall-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass  # a read-only home only costs time
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_json_atomic(path, data)
