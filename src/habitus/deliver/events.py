@@ -185,7 +185,8 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
 
 
 def session_end(payload: dict[str, Any], *, agent: str = "claude") -> str | None:
-    """Start the incremental ingest of the transcript in a detached process (inline with HABITUS_HOOK_INLINE=1).
+    """Start the incremental ingest of the transcript in a detached process (inline with HABITUS_HOOK_INLINE=1),
+    which then prebuilds what the next session's prompts read of the repo (`habitus.recall.prebuild`).
 
     Returns why nothing was started (no transcript), or None.
     """
@@ -197,17 +198,20 @@ def session_end(payload: dict[str, Any], *, agent: str = "claude") -> str | None
     if not usable:
         return f"skipped: no transcript file at {str(path)[:200]!r}"
     path = str(Path(str(path)).expanduser())
+    cwd, _why = payload_cwd(payload)
     if os.environ.get("HABITUS_HOOK_INLINE") == "1":
-        ingest_transcript(path, agent)
+        ingest_transcript(path, agent, cwd=cwd)
         return None
-    subprocess.Popen([sys.executable, "-m", "habitus.deliver.hook", "--ingest", path, "--agent", agent],
+    where = ["--cwd", str(cwd)] if cwd is not None else []
+    subprocess.Popen([sys.executable, "-m", "habitus.deliver.hook", "--ingest", path, "--agent", agent, *where],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True)
     return None
 
 
-def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None:
-    """Ingest one transcript incrementally (new lines only), then learn from it; errors go to hooks.log."""
+def ingest_transcript(path: str, agent: str = "claude", *, cwd: Path | None = None) -> dict[str, Any] | None:
+    """Ingest one transcript incrementally (new lines only), then learn from it, then prebuild what recall reads
+    of the repo at `cwd` at its HEAD (facts, code snapshot); errors go to hooks.log."""
     from habitus.deliver.hook_log import log_line
 
     try:
@@ -220,6 +224,10 @@ def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None
             flush_outbox(store.conn)  # this machine's queued hand-overs reach a shared store first
             report = ingest_paths([Path(path)], store)
             records = _refresh_records(store, path) if report.traces else 0
+        if cwd is not None:
+            from habitus.recall.prebuild import prebuild
+
+            prebuild(cwd)
         return {"traces": report.traces, "steps": report.steps, "records": records}
     except Exception as exc:  # noqa: BLE001 - a background job has nobody to report to but the log
         log_line("ingest", agent, f"error: {type(exc).__name__}: {exc} ({path})")

@@ -87,8 +87,8 @@ def _budget(value: str | None) -> float:
     return DEFAULT_BUDGET_S
 
 
-def _parse_args(argv: list[str]) -> tuple[str, str, str | None, str | None]:
-    event, agent, budget, ingest = "", "claude", None, None
+def _parse_args(argv: list[str]) -> tuple[str, str, str | None, str | None, str | None]:
+    event, agent, budget, ingest, cwd = "", "claude", None, None, None
     it = iter(argv)
     for arg in it:
         if arg == "--agent":
@@ -101,9 +101,11 @@ def _parse_args(argv: list[str]) -> tuple[str, str, str | None, str | None]:
             budget = arg.split("=", 1)[1]
         elif arg == "--ingest":
             ingest = next(it, None)
+        elif arg == "--cwd":
+            cwd = next(it, None)
         elif not event and not arg.startswith("-"):
             event = arg
-    return event, agent, budget, ingest
+    return event, agent, budget, ingest, cwd
 
 
 # --- reading stdin under the clock ------------------------------------------------------------------------
@@ -306,13 +308,15 @@ def _run_threaded(event: str, agent: str, raw: bytes, deadline: float, budget: f
 def main(argv: list[str] | None = None) -> int:
     """Run one hook event; returns 0 whatever happens (the caller exits with it)."""
     start = time.monotonic() - process_age()  # the agent's clock started when it spawned us
-    event, agent, budget_arg, ingest = "?", "claude", None, None
+    event, agent, budget_arg, ingest, cwd = "?", "claude", None, None, None
     try:
-        event, agent, budget_arg, ingest = _parse_args(list(sys.argv[1:] if argv is None else argv))
+        event, agent, budget_arg, ingest, cwd = _parse_args(list(sys.argv[1:] if argv is None else argv))
         if ingest:  # the detached background job started by the session-end event
+            from pathlib import Path
+
             from habitus.deliver.events import ingest_transcript
 
-            ingest_transcript(ingest, agent)
+            ingest_transcript(ingest, agent, cwd=Path(cwd) if cwd else None)
             return 0
         budget = _budget(budget_arg)
         deadline = start + budget
