@@ -166,3 +166,25 @@ def test_concurrent_writers_leave_one_whole_snapshot(tmp_path: Path, built) -> N
     snap = CodeSnapshot(path, code.commit)
     assert snap.names().with_name("main.py", 5) == code.names().with_name("main.py", 5)
     assert list(path.parent.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_a_file_ahead_only_by_its_common_terms_is_still_scored(tmp_path: Path, monkeypatch) -> None:
+    # `zork` is rare (2 files), `quux` common (5 files, above COMMON_DF = 3): A leads on `zork` alone, B holds less
+    # `zork` but adds `quux` and is the best file; folders `x`/`y` and stop words give the paths no terms
+    files: dict[str, tuple[str, ...] | None] = {"x/of.py": ("zork",), "x/to.py": ("zork", "quux", "quux")}
+    files |= {f"x/{w}.py": ("quux",) for w in ("in", "on", "at", "by")}
+    files |= {f"y/{w}.py": ("blip",) for w in ("in", "on", "at", "by", "an", "is", "of", "to", "as", "be")}
+    code = CodeIndex(commit="c" * 40, files=files)
+    docs = code.term_docs()
+    assert docs["x/to.py"] == {"zork": 1, "quux": 2} and docs["y/of.py"] == {"blip": 1}
+    full = bm25_normalised(["zork", "quux"], docs)
+    assert max(full, key=full.__getitem__) == "x/to.py"
+    assert docs["x/of.py"]["zork"] and full["x/to.py"] > full["x/of.py"]
+    import habitus.index.snapshot as snapshot
+
+    monkeypatch.setattr(snapshot, "COMMON_DF", 3)
+    path = tmp_path / snapshot_name(code.commit)
+    assert write_snapshot(code, path)
+    snap = CodeSnapshot(path, code.commit)
+    assert snap.top(["zork", "quux"], 1) == _expected(["zork", "quux"], docs, 1, set()) == {"x/to.py": full["x/to.py"]}
+    snap.close()

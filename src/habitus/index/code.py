@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from habitus.core.lazyre import lazy_re
+
 GIT_TIMEOUT_S = 20
 MAX_BLOB_BYTES = 400_000  # bigger files are data or generated: listed, not read
 MAX_SYMBOLS_PER_FILE = 400
@@ -25,19 +27,19 @@ _BINARY_SUFFIXES = frozenset({
     "woff2", "ttf", "otf", "eot", "mp3", "mp4", "mov", "wav", "so", "dylib", "dll", "exe", "bin", "lock", "pyc",
     "class", "o", "a", "wasm", "db", "sqlite", "svg", "min.js", "map",
 })
-_KEYWORD_DEF = re.compile(
+_KEYWORD_DEF = lazy_re(
     r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:(?:public|private|protected|internal|static|abstract|final|async|"
     r"unsafe|extern|override|sealed|open|data|inline|partial|pub(?:\([^)]*\))?)\s+)*"
     r"(?:function\*?|class|interface|type|enum|struct|trait|impl|module|namespace|object|record|def|fn|func|fun|"
     r"sub|proc|macro|defmodule|defn|protocol|extension|typealias|mixin)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)",
     re.M)
-_TOP_BINDING = re.compile(r"^(?:export\s+)?(?:declare\s+)?(?:const|let|var|val)\s+([A-Za-z_$][\w$]*)", re.M)
-_PY_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]+)?=", re.M)
-_METHOD = re.compile(r"^[ \t]+(?:(?:public|private|protected|static|final|virtual|override|async|internal)\s+)+"
+_TOP_BINDING = lazy_re(r"^(?:export\s+)?(?:declare\s+)?(?:const|let|var|val)\s+([A-Za-z_$][\w$]*)", re.M)
+_PY_CONSTANT = lazy_re(r"^([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]+)?=", re.M)
+_METHOD = lazy_re(r"^[ \t]+(?:(?:public|private|protected|static|final|virtual|override|async|internal)\s+)+"
                      r"[\w<>\[\],.?]+\s+([A-Za-z_]\w*)\s*\(", re.M)
 # `import { type Row, type Col as C } from …` / `export { type Row }` (TypeScript): names imported or
 # re-exported, not defined here; the braces are blanked (newlines kept) before definitions are read
-_IMPORT_BRACES = re.compile(r"^[ \t]*(?:import|export)\s+(?:type\s+)?\{[^}]*\}", re.M)
+_IMPORT_BRACES = lazy_re(r"^[ \t]*(?:import|export)\s+(?:type\s+)?\{[^}]*\}", re.M)
 _FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 SYMBOLS_VERSION = 3  # bumped when `defined_symbols` changes: cached symbols of older versions are not reused
 KEEP_COMMIT_INDEXES = 32  # per repo; older per-commit indexes are removed (the blob cache keeps their symbols)

@@ -237,24 +237,36 @@ class CodeSnapshot:
     # --- BM25 --------------------------------------------------------------------------------------------
 
     def top(self, query: list[str], keep: int, also: Iterable[str] = ()) -> dict[str, float]:
-        """`bm25_normalised(query, docs)` for the best `keep` files (ties by path) and the files in `also`."""
+        """`bm25_normalised(query, docs)` for the best `keep` files (ties by path) and the files in `also`.
+
+        Every file's score is bounded from above by its rarer terms' contributions plus the best contribution of
+        each common term; exact scores (in `where`'s order of summation) are computed only for files whose bound
+        reaches the `keep`-th best exact score found among the most promising ones.
+        """
         wanted = set(query)
         rows = self._in("SELECT term, idf, maxc, docs, pos, contrib FROM terms WHERE term IN ({})", sorted(wanted))
         postings = {r[0]: _Postings(*r[1:]) for r in rows}
         if not postings:
             return {}
         top = sum(postings[t].idf for t in wanted if t in postings) or 1.0
-        rare = {t: p for t, p in postings.items() if len(p.docs) <= COMMON_DF}
         common = {t: p for t, p in postings.items() if len(p.docs) > COMMON_DF}
         asked = {i: p for p, i in self._in("SELECT path, id FROM files WHERE path IN ({})", sorted(set(also)))}
-        docs = {d for p in rare.values() for d in p.docs} | set(asked)
-        scores = {d: self._score(d, wanted, postings) for d in docs}
-        bound = sum(p.maxc for p in common.values()) * (1 + _BOUND_MARGIN)
-        ranked = heapq.nlargest(keep, (s for s in scores.values() if s))
-        if common and (len(ranked) < keep or bound >= ranked[-1]):
-            for d in {d for p in common.values() for d in p.docs} - scores.keys():
+        partial: dict[int, float] = {}  # each file's contributions from the rare terms (summed in any order)
+        for term, p in postings.items():
+            if term not in common:
+                _accumulate(partial, p)
+        slack = sum(p.maxc for p in common.values())
+        scores = {d: self._score(d, wanted, postings) for d in
+                  [*heapq.nlargest(keep, partial, key=partial.__getitem__), *asked]}
+        floor = _kth(scores, keep)
+        if common and slack * (1 + _BOUND_MARGIN) >= floor:  # a file holding common terms only could be among them
+            for p in common.values():
+                _accumulate(partial, p)
+            slack = 0.0
+        for d, bound in partial.items():
+            if d not in scores and (bound + slack) * (1 + _BOUND_MARGIN) >= floor:
                 scores[d] = self._score(d, wanted, postings)
-            ranked = heapq.nlargest(keep, (s for s in scores.values() if s))
+        ranked = heapq.nlargest(keep, (s for s in scores.values() if s))
         if not ranked:
             return {}
         tied = [d for d, s in scores.items() if s and s >= ranked[-1]]
@@ -276,6 +288,18 @@ class CodeSnapshot:
         for term in wanted.intersection([term for _, term, _ in found]):  # the doc's term order, as where does
             score += contrib[term]
         return score
+
+
+def _accumulate(partial: dict[int, float], p: _Postings) -> None:
+    get = partial.get
+    for d, c in zip(p.docs, p.contrib, strict=True):
+        partial[d] = get(d, 0.0) + c
+
+
+def _kth(scores: dict[int, float], keep: int) -> float:
+    """The `keep`-th best non-zero score (0.0 when there are fewer)."""
+    best = heapq.nlargest(keep, (s for s in scores.values() if s))
+    return best[-1] if len(best) == keep else 0.0
 
 
 def open_snapshot(path: Path, commit: str | None = None) -> CodeSnapshot | None:

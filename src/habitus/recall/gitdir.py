@@ -17,13 +17,15 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from habitus.core.lazyre import lazy_re
+
 # variables that change where git looks or what it reads: with any of them set, git answers
 _STEERING_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
                  "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
                  "GIT_NAMESPACE", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
                  "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")
-_FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_UNUSUAL_CONFIG = re.compile(r"^\s*(?:worktree\s*=|bare\s*=\s*true\b|refstorage\b|worktreeconfig\s*=\s*true\b)",
+_FULL_HASH = lazy_re(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_UNUSUAL_CONFIG = lazy_re(r"^\s*(?:worktree\s*=|bare\s*=\s*true\b|refstorage\b|worktreeconfig\s*=\s*true\b)",
                              re.I | re.M)
 _PER_WORKTREE_REFS = ("refs/worktree/", "refs/bisect/", "refs/rewritten/")
 MAX_SYMREF_DEPTH = 5

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from habitus.core.repomap import CheckConvention, RepoMap, Trap
     from habitus.recall.where import Candidate
 
+# on the prompt hook a quoted phrase is searched for at most this long: `git grep` over a 100,000-file work tree
+# takes about a second, over a few thousand files milliseconds (the CLI waits `where.GREP_TIMEOUT_S`)
+QUICK_GREP_S = 0.15
 _ASKS_WHERE = lazy_re(r"\bwhere\b|\bwhich (?:file|files|module|component|class|function)\b|\bfind (?:the )?"
                          r"(?:file|code|place)\b|\blocate\b|\bwhat file", re.I)
 
@@ -127,7 +130,7 @@ def _where(task: str, repomap: RepoMap, root: Path | None, head: str | None, sub
     from habitus.core.subject import subject_root_commit
     from habitus.index.snapshot import CodeSnapshot, SnapshotError
     from habitus.recall.prebuild import code_for, discard_snapshot
-    from habitus.recall.where import candidates, pick, probabilities
+    from habitus.recall.where import GREP_TIMEOUT_S, candidates, pick, probabilities
 
     if root is None or head is None:
         result.abstained = "not in a git work tree"
@@ -140,7 +143,9 @@ def _where(task: str, repomap: RepoMap, root: Path | None, head: str | None, sub
             result.abstained = "HEAD's code index is being built" if quick else "cannot list the files at HEAD"
             return []
         try:
-            ranked = probabilities(candidates(task, repomap, code, root, code_docs=code.term_docs()), repomap.model)
+            found = candidates(task, repomap, code, root, code_docs=code.term_docs(),
+                               grep_timeout=QUICK_GREP_S if quick else GREP_TIMEOUT_S)
+            ranked = probabilities(found, repomap.model)
             break
         except SnapshotError:
             assert isinstance(code, CodeSnapshot)

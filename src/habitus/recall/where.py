@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -188,17 +189,21 @@ def defining_files(tt: TaskText, code: Code) -> dict[str, list[str]]:
     return out
 
 
-def quoted_files(tt: TaskText, worktree: Path | None) -> dict[str, list[str]]:
+def quoted_files(tt: TaskText, worktree: Path | None, *, timeout: float = GREP_TIMEOUT_S) -> dict[str, list[str]]:
     """file -> quoted phrases of the task it contains verbatim (a phrase found in more than MAX_QUOTE_FILES
-    files is too common to say where the work goes)."""
+    files is too common to say where the work goes). The searches run at once, each for at most `timeout` s."""
     phrases = [q for q in tt.quoted if len(q) >= 6 and " " in q.strip()][:MAX_QUOTES]
     if worktree is None or not phrases:
         return {}
+    # a long quote may wrap in the source: its first words count when the whole is not found
+    needles = {phrase: list(dict.fromkeys([phrase, " ".join(phrase.split()[:QUOTE_PREFIX_WORDS])]))
+               for phrase in phrases}
+    found = _grep_all(worktree, [n for group in needles.values() for n in group], timeout)
     out: dict[str, list[str]] = {}
     for phrase in phrases:
-        # a long quote may wrap in the source: its first words are searched when the whole is not found
-        for needle in dict.fromkeys([phrase, " ".join(phrase.split()[:QUOTE_PREFIX_WORDS])]):
-            hits = _grep(worktree, needle)
+        hits: list[str] = []
+        for needle in needles[phrase]:
+            hits = found.get(needle, [])
             if hits:
                 break
         if 0 < len(hits) <= MAX_QUOTE_FILES:
@@ -207,13 +212,31 @@ def quoted_files(tt: TaskText, worktree: Path | None) -> dict[str, list[str]]:
     return out
 
 
-def _grep(worktree: Path, needle: str) -> list[str]:
+def _grep_all(worktree: Path, needles: list[str], timeout: float) -> dict[str, list[str]]:
+    """needle -> files of the work tree holding it (`git grep -l -F -I`), one process per needle, all at once;
+    a search still running after `timeout` s finds nothing."""
+    procs: dict[str, subprocess.Popen[str]] = {}
+    deadline = time.monotonic() + timeout
+    found: dict[str, list[str]] = {}
     try:
-        done = subprocess.run(["git", "-C", str(worktree), "grep", "-l", "-F", "-I", "-e", needle],
-                              capture_output=True, text=True, timeout=GREP_TIMEOUT_S, check=False)
+        for needle in dict.fromkeys(needles):
+            procs[needle] = subprocess.Popen(["git", "-C", str(worktree), "grep", "-l", "-F", "-I", "-e", needle],
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                             stderr=subprocess.DEVNULL, text=True)
+        for needle, proc in procs.items():
+            try:
+                out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                continue
+            found[needle] = [line for line in out.split("\n") if line]
     except (OSError, subprocess.SubprocessError):
-        return []
-    return [line for line in done.stdout.split("\n") if line]
+        pass
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return found
 
 
 def bm25_normalised(query: list[str], docs: dict[str, dict[str, int]], k1: float = 1.2,
@@ -246,11 +269,12 @@ def bm25_normalised(query: list[str], docs: dict[str, dict[str, int]], k1: float
 
 def candidates(task: str | TaskText, repomap: RepoMap, code: Code, worktree: Path | None = None,
                *, code_docs: dict[str, dict[str, int]] | CodeSnapshot | None = None,
-               names: Names | None = None) -> list[Candidate]:
+               names: Names | None = None, grep_timeout: float = GREP_TIMEOUT_S) -> list[Candidate]:
     """Every file some evidence points at, with its features (see the module docstring).
 
     `code_docs`: the files' retrieval terms (`code.term_docs()`), scored by BM25 for the code evidence;
-    `names`: `code.names()` when the caller keeps them."""
+    `names`: `code.names()` when the caller keeps them; `grep_timeout`: how long the search for the task's
+    quoted phrases may take."""
     from habitus.core.tasktext import read_task
     from habitus.index.terms import terms
 
@@ -285,7 +309,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: Code, worktree: Pat
         if told or not named_here:
             c.reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
                              + ("" if named_here else ", named in the task"))
-    for path, phrases in quoted_files(tt, worktree).items():
+    for path, phrases in quoted_files(tt, worktree, timeout=grep_timeout).items():
         if code.has(path):
             cand(path).features["quoted"] = 1.0
             cand(path).reasons.append(f"contains {quote(phrases[0], 60)}, quoted in the task")

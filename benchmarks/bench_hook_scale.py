@@ -1,0 +1,193 @@
+"""The prompt hook and `habitus recall` at real size (issue 22 §6), for this checkout and others in the same run.
+
+Two kinds of repository:
+
+- `--repo R --home H`: a real repository and a store with its sessions ingested. The store is copied (never
+  written) and learned once when it has no repo map; the repository is cloned locally (a new commit is made
+  in the clone, never in R). Prompts are the recorded tasks of its sessions.
+- `--files N`: a synthetic repository of N tracked files with the memory of `bench_recall_latency` (1,000
+  workflows, 10,000 records, a repo map of 2,000 past tasks). Prompts are that benchmark's task mix.
+
+Each source tree (this checkout's `src`, then every `--src`, e.g. an export of main before a change) gets
+its own copy of the store, and its warm state: what it prebuilds (`python -m habitus.recall.prebuild`,
+where it exists) and what its first calls cache. Then the rows run interleaved prompt by prompt, so the
+machine's load falls on every tree alike: the prompt hook with a new session each prompt (the first-prompt
+path, which shows and logs), the hook within one session, and `habitus recall --json`. Children run with
+bytecode as installed (`timing.bytecode_env`). Last, for trees that prebuild: the hook right after a new
+commit (the last snapshot answers, no rebuild started: `HABITUS_PREBUILD=off`) and the time of the rebuild
+itself, outside the hook.
+
+    .venv/bin/python benchmarks/bench_hook_scale.py --repo ../rh/git-sync --home ../rh/home-git-sync [--src OLD/src]
+    .venv/bin/python benchmarks/bench_hook_scale.py --files 100000 [--runs 21] [--src OLD/src]
+
+Targets (issue 22 §6, idle 2-core machine): hook p95 ≤ 150 ms on a repository of ~1,000 commits with ~250
+sessions, ≤ 300 ms with 100,000 tracked files; `habitus recall` p95 ≤ 150 ms over 1,000 workflows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_recall_latency import TASKS, hook_payload, make_repo, populate, populate_map  # noqa: E402
+from timing import Run, bytecode_env, load_line, p95, summary, timed  # noqa: E402
+
+THIS_SRC = Path(__file__).resolve().parents[1] / "src"
+HABITUS = str(Path(sys.executable).with_name("habitus"))  # the console script: `habitus recall`, `habitus hook`
+ROWS = ("hook, new session", "hook, same session", "recall --json (CLI)")
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.email=b@example.com", "-c", "user.name=Bench", *args],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def recorded_tasks(db: Path, n: int, seed: int = 1) -> list[str]:
+    """`n` recorded prompts of the store (longer than a follow-up), in a fixed random order."""
+    conn = sqlite3.connect(db)
+    try:
+        rows = [json.loads(d).get("task") or "" for (d,) in conn.execute("SELECT data FROM learn_records")]
+    finally:
+        conn.close()
+    tasks = sorted({t for t in rows if len(t) > 25})
+    random.Random(seed).shuffle(tasks)
+    return tasks[:n]
+
+
+def real_dataset(repo: Path, home: Path, work: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    """(clone of `repo`, learned copy of `home`) under `work`."""
+    clone = work / "repo"
+    _git(work, "clone", "-q", "--local", str(repo), str(clone))
+    master = work / "home-master"
+    shutil.copytree(home, master)
+    conn = sqlite3.connect(master / "habitus.db")
+    try:
+        mapped = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'repo_maps'").fetchone()[0] and \
+            conn.execute("SELECT count(*) FROM repo_maps").fetchone()[0]
+    finally:
+        conn.close()
+    if not mapped:
+        t0 = time.perf_counter()
+        subprocess.run([HABITUS, "learn"], cwd=clone, env={**env, "HABITUS_HOME": str(master)},
+                       check=True, capture_output=True)
+        print(f"learned the store copy in {time.perf_counter() - t0:.1f} s")
+    shutil.rmtree(master / "cache", ignore_errors=True)  # every tree builds its own caches
+    return clone, master
+
+
+def synthetic_dataset(n_files: int, work: Path) -> tuple[Path, Path]:
+    """(repo of `n_files` files, home with bench_recall_latency's memory) under `work`."""
+    master = work / "home-master"
+    os.environ["HABITUS_HOME"] = str(master)
+    t0 = time.perf_counter()
+    repo, files = make_repo(work, n_files)
+    populate(repo, files[:40], 1000, 10000)
+    populate_map(repo, files, 2000)
+    shutil.rmtree(master / "cache", ignore_errors=True)
+    print(f"synthetic repo of {n_files} files with 1000 workflows, 10000 records, a map of 2000 tasks "
+          f"({time.perf_counter() - t0:.1f} s)")
+    return repo, master
+
+
+def prepare(src: Path, master: Path, work: Path, index: int, repo: Path, tasks: list[str]) -> dict[str, str]:
+    """The environment of one source tree: its own home, its prebuilt data, its first (caching) calls."""
+    home = work / f"home-{index}"
+    shutil.copytree(master, home)
+    env = {**bytecode_env(src / "habitus"), "PYTHONPATH": str(src), "HABITUS_HOME": str(home)}
+    env.pop("HABITUS_PREBUILD", None)
+    if (src / "habitus" / "recall" / "prebuild.py").exists():
+        t0 = time.perf_counter()
+        timed([sys.executable, "-m", "habitus.recall.prebuild", str(repo)], env=env)
+        print(f"{src}: prebuilt HEAD in {time.perf_counter() - t0:.1f} s")
+    for task in tasks[:3]:
+        timed([HABITUS, "recall", task, "--cwd", str(repo), "--json"], env=env)
+    time.sleep(2.5)  # the recall cache is written once memory has settled
+    return env
+
+
+def hook(env: dict[str, str], repo: Path, task: str, session: str) -> Run:
+    return timed([HABITUS, "hook", "UserPromptSubmit", "--agent", "claude"], env=env,
+                 stdin=hook_payload(repo, task, session))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path)
+    parser.add_argument("--home", type=Path)
+    parser.add_argument("--files", type=int, default=0, help="a synthetic repository of this many files instead")
+    parser.add_argument("--src", type=Path, action="append", default=[], help="another checkout's src to time too")
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--moved-runs", type=int, default=7)
+    args = parser.parse_args()
+    if not args.files and not (args.repo and args.home):
+        parser.error("give --repo and --home, or --files")
+    srcs = [THIS_SRC, *[s.resolve() for s in args.src]]
+    with tempfile.TemporaryDirectory(prefix="habitus-bench-scale-") as tmp:
+        work = Path(tmp)
+        if args.files:
+            repo, master = synthetic_dataset(args.files, work)
+            tasks = TASKS
+        else:
+            repo, master = real_dataset(args.repo.resolve(), args.home.resolve(), work,
+                                        {**os.environ, "PYTHONPATH": str(THIS_SRC)})
+            tasks = recorded_tasks(master / "habitus.db", max(args.runs, 7))
+        commits = _git(repo, "rev-list", "--count", "HEAD")
+        tracked = len(_git(repo, "ls-files").splitlines())
+        print(f"repository: {commits} commits, {tracked} tracked files; {len(tasks)} prompts, round-robin")
+        envs = [prepare(src, master, work, i, repo, tasks) for i, src in enumerate(srcs)]
+        print(f"before timing: {load_line()}")
+        results: dict[tuple[int, str], list[Run]] = {(i, row): [] for i in range(len(srcs)) for row in ROWS}
+        for n in range(args.runs):
+            task = tasks[n % len(tasks)]
+            for i, env in enumerate(envs):  # interleaved: every tree sees the same load
+                results[(i, ROWS[0])].append(hook(env, repo, task, f"bench-{i}-{n}"))
+                results[(i, ROWS[1])].append(hook(env, repo, task, f"bench-{i}-same"))
+                results[(i, ROWS[2])].append(timed([HABITUS, "recall", task, "--cwd", str(repo), "--json"], env=env))
+        print(f"after timing: {load_line()}")
+        for i, src in enumerate(srcs):
+            print(f"[{i}] {src}")
+            for row in ROWS:
+                runs = results[(i, row)]
+                printed = sum(bool(r.out.strip()) for r in runs)
+                print(summary(f"  {row}", [r.wall for r in runs], [r.cpu for r in runs])
+                      + (f" | printed {printed}/{len(runs)}" if row.startswith("hook") else ""))
+        for row in ROWS:
+            base = p95([r.wall for r in results[(0, row)]])
+            for i in range(1, len(srcs)):
+                print(f"p95 ratio [{i}] / [0], {row}: {p95([r.wall for r in results[(i, row)]]) / base:.2f}")
+        moved(repo, tasks, [(src, env) for src, env in zip(srcs, envs, strict=True)
+                            if (src / "habitus" / "recall" / "prebuild.py").exists()], args.moved_runs)
+
+
+def moved(repo: Path, tasks: list[str], trees: list[tuple[Path, dict[str, str]]], runs: int) -> None:
+    """After a new commit: the hook from the last snapshot (no rebuild started), then the rebuild's own time."""
+    if not trees:
+        return
+    (repo / "bench_moved.txt").write_text("a new commit\n", encoding="utf-8")
+    _git(repo, "add", "bench_moved.txt")
+    _git(repo, "commit", "-q", "-m", "bench: HEAD moves")
+    for src, env in trees:
+        quiet = {**env, "HABITUS_PREBUILD": "off"}
+        done = [hook(quiet, repo, tasks[n % len(tasks)], f"moved-{n}") for n in range(runs)]
+        print(f"[{src}] after a new commit ({load_line()}):")
+        print(summary("  hook, new session, last snapshot", [r.wall for r in done], [r.cpu for r in done])
+              + f" | printed {sum(bool(r.out.strip()) for r in done)}/{len(done)}")
+        t0 = time.perf_counter()
+        build = timed([sys.executable, "-m", "habitus.recall.prebuild", str(repo)], env=env)
+        print(f"  rebuild outside the hook (facts + HEAD's snapshot): {time.perf_counter() - t0:.1f} s wall, "
+              f"{build.cpu / 1000:.1f} s CPU")
+
+
+if __name__ == "__main__":
+    main()
