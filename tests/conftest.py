@@ -24,6 +24,8 @@ def habitus_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # what a hook would leave to a detached build is built in place, so hand-overs do not depend on a race
     # (tests/recall/test_prebuilt.py covers the detached build and the answers without one)
     monkeypatch.setenv("HABITUS_PREBUILD", "inline")
+    # hooks run in their own process unless a test starts a hook server (tests/deliver/test_hook_server.py)
+    monkeypatch.setenv("HABITUS_HOOK_SERVER", "off")
     return home
 
 

@@ -21,6 +21,11 @@ of `main`), interpreter start-up and stdin included:
 
 Where `os.fork` does not exist (Windows) the work runs in a daemon thread instead and the parent
 leaves with `os._exit` at the deadline (the same contract, without the GIL guarantee).
+
+When a hook server runs for this home (`habitus.deliver.hook_server`: a warm process with the hook's
+modules loaded), the worker is its forked child instead of ours, on the same frames over a socket
+(`habitus.deliver.hook_client`), which spares each event the interpreter's imports; without one, the
+event runs here as above and a server is started for the next events.
 """
 
 from __future__ import annotations
@@ -31,10 +36,13 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from habitus.deliver.hook_log import log_line
 from habitus.store.home import habitus_home as _home
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 DEFAULT_BUDGET_S = 1.5
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a payload beyond this is not a hook payload we can use
@@ -231,23 +239,31 @@ def _run_forked(event: str, agent: str, raw: bytes, deadline: float, budget: flo
     os.close(answer_w)
     os.close(ack_r)
     try:
-        try:
-            frame = json.loads(_read_frame(answer_r, deadline))
-        except HookTimeout:
-            _kill(pid, signal.SIGKILL)
-            raise
-        if frame.get("error"):
-            log_line(event, agent, f"error: {frame['error']}")
-        elif frame.get("skipped"):
-            log_line(event, agent, frame["skipped"])
-        out = frame.get("output")
-        written = bool(out) and _write_output(out)
-        _send(ack_w, b"1" if written else b"0")
-        if written:
-            _wait_for_commit(answer_r, deadline, event, agent)
+        supervise(answer_r, ack_w, deadline, event, agent, lambda: _kill(pid, signal.SIGKILL))
     finally:
         os.close(answer_r)
         os.close(ack_w)
+
+
+def supervise(answer_fd: int, ack_fd: int, deadline: float, event: str, agent: str,
+              kill: Callable[[], None]) -> None:
+    """Wait for the worker's answer until the deadline (then `kill` it), print it, acknowledge, wait for the commit.
+
+    The worker is this process's forked child, or a child of the hook server (`habitus.deliver.hook_client`)."""
+    try:
+        frame = json.loads(_read_frame(answer_fd, deadline))
+    except HookTimeout:
+        kill()
+        raise
+    if frame.get("error"):
+        log_line(event, agent, f"error: {frame['error']}")
+    elif frame.get("skipped"):
+        log_line(event, agent, frame["skipped"])
+    out = frame.get("output")
+    written = bool(out) and _write_output(out)
+    _send(ack_fd, b"1" if written else b"0")
+    if written:
+        _wait_for_commit(answer_fd, deadline, event, agent)
 
 
 def _send(fd: int, data: bytes) -> None:
@@ -320,16 +336,22 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         budget = _budget(budget_arg)
         deadline = start + budget
+        served = False
         try:
             raw = read_stdin(deadline)
             if hasattr(os, "fork"):
-                _run_forked(event, agent, raw, deadline, budget)
+                from habitus.deliver.hook_client import run_served
+
+                served = run_served(event, agent, raw, deadline, supervise=supervise, timeout_error=HookTimeout,
+                                    config_value=config_value)  # a warm hook server, when one runs
+                if not served:
+                    _run_forked(event, agent, raw, deadline, budget)
             else:
                 _run_threaded(event, agent, raw, deadline, budget)
         except HookTimeout as exc:
             log_line(event, agent, f"timeout: over the {budget:g} s budget ({exc}); printed nothing")
         if os.environ.get("HABITUS_HOOK_TRACE"):
-            log_line(event, agent, f"done in {time.monotonic() - start:.3f} s")
+            log_line(event, agent, f"done in {time.monotonic() - start:.3f} s{' (served)' if served else ''}")
     except BaseException as exc:  # noqa: BLE001 - including SystemExit/KeyboardInterrupt: fail open
         log_line(event, agent, f"error: {type(exc).__name__}: {exc}")
     return 0

@@ -1,0 +1,279 @@
+"""A warm process that runs hook events, so that a prompt does not pay Python's start-up and habitus' imports.
+
+Every hook event is a new process. Starting Python and importing the prompt path (recall, the store,
+quoting, the code snapshot) costs several times the event's own work: about 200 ms of CPU against
+20-30 ms on a repository of real size. The server (`python -m habitus.deliver.hook_server`) imports
+all of that once and then, for each event, forks a child that runs it exactly as the hook's own
+worker does (`habitus.deliver.hook_child.serve_child`), with the hook's environment and folder,
+answering over the connection with the same frames. A fork of a warm process costs about a millisecond.
+
+What the hook promises stays as it was:
+
+- the budget: the child is terminated by the kernel (SIGALRM's default action, which no Python
+  code can delay) at the hook's deadline, so its store transaction rolls back;
+- writes are committed only once the hook has printed the output (the same answer/ack/commit frames);
+- fail open: a hook that cannot reach a server, or that a server refuses, runs the event itself
+  (`habitus.deliver.hook`) and starts a server for the next events (`start_server`).
+- the code that runs is the installed code: the server checks the package's files after each fork and
+  leaves when they changed, so at most the event already under way runs on the code it loaded.
+
+One server per home (an exclusive lock beside its socket); the socket lives in a folder only this
+user can open, and a peer of another user is refused. It leaves after `HABITUS_HOOK_SERVER_IDLE_S`
+(default 30 minutes) without an event, and as soon as the installed code changes. `HABITUS_HOOK_SERVER=off`
+or `hooks.server = false` in the config turn it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import NoReturn
+
+IDLE_ENV = "HABITUS_HOOK_SERVER_IDLE_S"
+DEFAULT_IDLE_S = 1800.0
+PROTOCOL = 1
+CHILD_LIMIT_S = 30.0  # a child that never read its request is killed after this
+START_GAP_S = 10.0  # a hook starts a server at most this often
+MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 108 bytes
+PACKAGE = Path(__file__).resolve().parents[1]
+PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.deliver.compaction",
+           "habitus.deliver.traps", "habitus.deliver.hook_child", "habitus.recall.api", "habitus.recall.look",
+           "habitus.recall.where", "habitus.recall.handover", "habitus.recall.render", "habitus.recall.cache",
+           "habitus.recall.source", "habitus.recall.validate", "habitus.recall.fallback", "habitus.recall.prebuild",
+           "habitus.recall.repo", "habitus.recall.quote", "habitus.index.snapshot", "habitus.index.terms",
+           "habitus.store.notes", "habitus.store.memory", "habitus.store.outbox", "habitus.store.repomap",
+           "habitus.store.sqlite", "habitus.capture.redact", "habitus.capture.subject", "habitus.learn.checks",
+           "habitus.core.tasktext", "subprocess")
+
+
+def _private_dir(path: Path) -> Path | None:
+    """`path` as a folder only this user can enter (created so), or None when it is not one."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.lstat()
+    except OSError:
+        return None
+    if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return path
+
+
+def socket_path(home: Path | None = None) -> Path | None:
+    """The server's socket for this home (under `run/`, or a private temporary folder when that path is too long)."""
+    from habitus.store.home import habitus_home
+
+    home = home or habitus_home()
+    path = home / "run" / "hook.sock"
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        folder = _private_dir(path.parent)
+        return None if folder is None else path
+    key = zlib.crc32(os.fsencode(home.expanduser()))
+    folder = _private_dir(Path(os.environ.get("TMPDIR") or "/tmp") / f"habitus-{os.getuid()}")
+    return None if folder is None else folder / f"hook-{key:08x}.sock"
+
+
+def package_fingerprint(root: Path = PACKAGE) -> int:
+    """A checksum of the package's files (names, sizes, times): it changes when the installed code does."""
+    parts: list[str] = []
+    stack = [root]
+    while stack:
+        with contextlib.suppress(OSError), os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    stack.append(Path(entry.path))
+                elif entry.name.endswith(".py"):
+                    st = entry.stat()
+                    parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
+    return zlib.crc32("\n".join(sorted(parts)).encode("utf-8", "surrogateescape"))
+
+
+def start_server() -> None:
+    """Start a detached server for this home, unless one was started a moment ago (never raises)."""
+    path = socket_path()
+    if path is None:
+        return
+    marker = path.with_name(path.name + ".starting")
+    try:
+        if time.time() - marker.stat().st_mtime < START_GAP_S:
+            return
+    except OSError:
+        pass
+    try:
+        marker.touch()
+        null = os.devnull
+        os.posix_spawn(sys.executable, [sys.executable, "-m", "habitus.deliver.hook_server"], dict(os.environ),
+                       file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)],
+                       setsid=True)  # the agent's pipes are not its; the agent's session ending does not end it
+    except (OSError, AttributeError, NotImplementedError):
+        pass
+
+
+# --- the server ---------------------------------------------------------------------------------------------
+
+
+def _preload() -> None:
+    """Import the hook path and compile its lazily compiled expressions, so every child starts warm."""
+    import gc
+    import importlib
+
+    from habitus.core.lazyre import LazyPattern
+
+    for name in PRELOAD:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("habitus."):
+            for value in list(vars(module).values()):
+                if isinstance(value, LazyPattern):
+                    with contextlib.suppress(Exception):
+                        value.compiled()
+    gc.collect()
+    gc.freeze()  # what is loaded now stays shared with the children (no copy on their first collection)
+
+
+def _same_user(conn: socket.socket) -> bool:
+    try:
+        import struct
+
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[1] == os.getuid()
+    except (OSError, AttributeError):
+        return True  # no peer credentials here: the private folder is the only door
+
+
+def _recv_exact(conn: socket.socket, size: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < size:
+        chunk = conn.recv(min(size - len(buf), 1 << 20))
+        if not chunk:
+            raise ConnectionError("the hook went away")
+        buf += chunk
+    return bytes(buf)
+
+
+def _child(conn: socket.socket) -> NoReturn:
+    """Run one event for the hook at the other end of `conn` (in a forked child of the server)."""
+    try:
+        conn.settimeout(5.0)
+        header = json.loads(_recv_exact(conn, int.from_bytes(_recv_exact(conn, 8), "big")))
+        raw = _recv_exact(conn, int.from_bytes(_recv_exact(conn, 8), "big"))
+        remaining = float(header["remaining"])
+        if remaining <= 0:
+            os._exit(0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the kernel ends this process at the deadline
+        signal.setitimer(signal.ITIMER_REAL, remaining)
+        if header.get("v") != PROTOCOL or header.get("package") != str(PACKAGE):
+            conn.sendall(b"R")  # another installation of habitus shares this home: it runs its own code
+            os._exit(0)
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in header["env"].items()})
+        with contextlib.suppress(OSError):
+            os.chdir(header["cwd"])
+        conn.settimeout(None)
+        conn.sendall(b"A")
+        from habitus.deliver.hook_child import serve_child
+
+        serve_child(str(header["event"]), str(header["agent"]), raw, conn.fileno(), conn.fileno())
+    except BaseException:  # noqa: BLE001 - the hook sees the connection close and runs the event itself
+        pass
+    os._exit(0)
+
+
+def _reap(children: dict[int, float]) -> None:
+    while children:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            children.clear()
+            return
+        if pid == 0:
+            break
+        children.pop(pid, None)
+    now = time.monotonic()
+    for pid, limit in list(children.items()):
+        if now > limit:
+            for kill in (lambda p=pid: os.killpg(p, signal.SIGKILL), lambda p=pid: os.kill(p, signal.SIGKILL)):
+                with contextlib.suppress(OSError):
+                    kill()
+
+
+def serve(idle_s: float) -> int:
+    """Accept hook events until idle for `idle_s` or stopped; 0 also when another server already serves."""
+    import fcntl
+
+    path = socket_path()
+    if path is None:
+        return 0
+    lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 - held for the server's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another server has this home
+    _preload()
+    fingerprint = package_fingerprint()
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a socket left by a server that died
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    os.chmod(path, 0o600)
+    listener.listen(64)
+    inode = path.stat().st_ino
+    stop: list[bool] = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    children: dict[int, float] = {}
+    last = time.monotonic()
+    try:
+        while not stop:
+            _reap(children)
+            ready, _, _ = select.select([listener], [], [], 0.5 if children else 5.0)
+            if not ready:
+                if not children and time.monotonic() - last > idle_s:
+                    break
+                continue
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            last = time.monotonic()
+            if not _same_user(conn):
+                conn.close()
+                continue
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                _child(conn)
+            conn.close()
+            children[pid] = time.monotonic() + CHILD_LIMIT_S
+            if package_fingerprint() != fingerprint:  # checked while the child works: new code, a new server
+                break
+    finally:
+        listener.close()
+        with contextlib.suppress(OSError):
+            if path.stat().st_ino == inode:
+                path.unlink()
+        lock.close()
+    return 0
+
+
+def main() -> int:
+    try:
+        idle = float(os.environ.get(IDLE_ENV) or DEFAULT_IDLE_S)
+    except ValueError:
+        idle = DEFAULT_IDLE_S
+    with contextlib.suppress(OSError):
+        os.chdir("/")  # hold no user folder open
+    return serve(idle)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
