@@ -12,8 +12,9 @@ Each source tree (this checkout's `src`, then every `--src`, e.g. an export of m
 its own copy of the store, and its warm state: what it prebuilds (`python -m habitus.recall.prebuild`,
 where it exists) and what its first calls cache. Then the rows run interleaved prompt by prompt, so the
 machine's load falls on every tree alike: the prompt hook with a new session each prompt (the first-prompt
-path, which shows and logs), the hook within one session, and `habitus recall --json`. Children run with
-bytecode as installed (`timing.bytecode_env`). Last, for trees that prebuild: the hook right after a new
+path, which shows and logs), the hook within one session, the same hook without the hook server (its own
+forked worker, as when no server runs yet; trees that have a server), and `habitus recall --json`. Children
+run with bytecode as installed (`timing.bytecode_env`). Last, for trees that prebuild: the hook right after a new
 commit (the last snapshot answers, no rebuild started: `HABITUS_PREBUILD=off`) and the time of the rebuild
 itself, outside the hook.
 
@@ -45,7 +46,8 @@ from timing import Run, bytecode_env, load_line, p95, summary, timed  # noqa: E4
 
 THIS_SRC = Path(__file__).resolve().parents[1] / "src"
 HABITUS = str(Path(sys.executable).with_name("habitus"))  # the console script: `habitus recall`, `habitus hook`
-ROWS = ("hook, new session", "hook, same session", "recall --json (CLI)")
+ROWS = ("hook, new session", "hook, same session", "hook, own worker", "recall --json (CLI)")
+SERVER_IDLE_S = "120"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -100,20 +102,33 @@ def synthetic_dataset(n_files: int, work: Path) -> tuple[Path, Path]:
     return repo, master
 
 
+def has(src: Path, module: str) -> bool:
+    return (src / "habitus" / f"{module.replace('.', '/')}.py").exists()
+
+
 def prepare(src: Path, master: Path, work: Path, index: int, repo: Path, tasks: list[str]) -> dict[str, str]:
-    """The environment of one source tree: its own home, its prebuilt data, its first (caching) calls."""
+    """The environment of one source tree: its own home, its prebuilt data, its first (caching) calls, and its hook
+    server where it has one."""
     home = work / f"home-{index}"
     shutil.copytree(master, home)
-    env = {**bytecode_env(src / "habitus"), "PYTHONPATH": str(src), "HABITUS_HOME": str(home)}
-    env.pop("HABITUS_PREBUILD", None)
-    if (src / "habitus" / "recall" / "prebuild.py").exists():
+    env = {**bytecode_env(src / "habitus"), "PYTHONPATH": str(src), "HABITUS_HOME": str(home),
+           "HABITUS_HOOK_SERVER_IDLE_S": SERVER_IDLE_S}
+    for name in ("HABITUS_PREBUILD", "HABITUS_HOOK_SERVER"):
+        env.pop(name, None)
+    if has(src, "recall.prebuild"):
         t0 = time.perf_counter()
         timed([sys.executable, "-m", "habitus.recall.prebuild", str(repo)], env=env)
         print(f"{src}: prebuilt HEAD in {time.perf_counter() - t0:.1f} s")
+    if has(src, "deliver.hook_server"):
+        SERVERS.append(subprocess.Popen([sys.executable, "-m", "habitus.deliver.hook_server"], env=env))
     for task in tasks[:3]:
         timed([HABITUS, "recall", task, "--cwd", str(repo), "--json"], env=env)
+        hook(env, repo, task, "warm-up")
     time.sleep(2.5)  # the recall cache is written once memory has settled
     return env
+
+
+SERVERS: list[subprocess.Popen[bytes]] = []
 
 
 def hook(env: dict[str, str], repo: Path, task: str, session: str) -> Run:
@@ -153,21 +168,31 @@ def main() -> None:
             for i, env in enumerate(envs):  # interleaved: every tree sees the same load
                 results[(i, ROWS[0])].append(hook(env, repo, task, f"bench-{i}-{n}"))
                 results[(i, ROWS[1])].append(hook(env, repo, task, f"bench-{i}-same"))
-                results[(i, ROWS[2])].append(timed([HABITUS, "recall", task, "--cwd", str(repo), "--json"], env=env))
+                if has(srcs[i], "deliver.hook_server"):  # the same without the server: the hook's own worker
+                    results[(i, ROWS[2])].append(hook({**env, "HABITUS_HOOK_SERVER": "off"}, repo, task,
+                                                      f"bench-{i}-{n}-own"))
+                results[(i, ROWS[3])].append(timed([HABITUS, "recall", task, "--cwd", str(repo), "--json"], env=env))
         print(f"after timing: {load_line()}")
         for i, src in enumerate(srcs):
             print(f"[{i}] {src}")
             for row in ROWS:
                 runs = results[(i, row)]
+                if not runs:
+                    continue
                 printed = sum(bool(r.out.strip()) for r in runs)
                 print(summary(f"  {row}", [r.wall for r in runs], [r.cpu for r in runs])
                       + (f" | printed {printed}/{len(runs)}" if row.startswith("hook") else ""))
-        for row in ROWS:
+        for row in (ROWS[0], ROWS[3]):
             base = p95([r.wall for r in results[(0, row)]])
             for i in range(1, len(srcs)):
                 print(f"p95 ratio [{i}] / [0], {row}: {p95([r.wall for r in results[(i, row)]]) / base:.2f}")
-        moved(repo, tasks, [(src, env) for src, env in zip(srcs, envs, strict=True)
-                            if (src / "habitus" / "recall" / "prebuild.py").exists()], args.moved_runs)
+        try:
+            moved(repo, tasks, [(src, env) for src, env in zip(srcs, envs, strict=True)
+                                if has(src, "recall.prebuild")], args.moved_runs)
+        finally:
+            for server in SERVERS:
+                server.terminate()
+                server.wait()
 
 
 def moved(repo: Path, tasks: list[str], trees: list[tuple[Path, dict[str, str]]], runs: int) -> None:

@@ -166,3 +166,34 @@ def test_the_fingerprint_follows_the_package_files(tmp_path: Path) -> None:
     before = package_fingerprint(tmp_path)
     os.utime(tmp_path / "pkg" / "a.py", ns=(1, 1))
     assert package_fingerprint(tmp_path) != before
+
+
+def _recall(repo: Path, *args: str, env: dict[str, str], stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "habitus.recall", *args], input=stdin,
+                          capture_output=True, timeout=60, env={**os.environ, **env}, cwd=repo)
+
+
+def test_recall_on_a_running_server_prints_and_exits_as_it_does_alone(repo: Path, server) -> None:
+    _seed(repo)
+    alone = {"HABITUS_HOOK_SERVER": "off"}
+    for args, stdin in ((("add a migration for the users table", "--cwd", str(repo), "--json"), b""),
+                        (("-", "--cwd", str(repo)), b"add a migration for the orders table"),
+                        (("add a migration", "--cwd", str(repo / "missing")), b""),
+                        (("add a migration", "--bogus"), b"")):
+        served, own = _recall(repo, *args, env=SERVED, stdin=stdin), _recall(repo, *args, env=alone, stdin=stdin)
+        assert (served.returncode, served.stdout) == (own.returncode, own.stdout), args
+        messages = [[ln for ln in p.stderr.decode().splitlines() if not ln.startswith("import time:")]
+                    for p in (served, own)]
+        assert messages[0] == messages[1], args
+        # the served run never imported recall itself: the server's child ran it
+        assert b"habitus.recall.api" not in served.stderr, args
+        assert (b"habitus.recall.api" in own.stderr) is ("--bogus" not in args), args
+    assert b"db/migrations.py" in _recall(repo, "add a migration", "--cwd", str(repo), env=SERVED).stdout
+
+
+def test_recall_without_a_server_runs_alone_and_starts_none(repo: Path, habitus_home: Path) -> None:
+    _seed(repo)
+    done = _recall(repo, "add a migration", "--cwd", str(repo), env=SERVED)
+    assert done.returncode == 0 and b"habitus.recall.api" in done.stderr
+    time.sleep(0.5)
+    assert not _serving()

@@ -124,7 +124,7 @@ def test_bm25_prunes_common_terms_only_where_no_file_can_reach_the_best(tmp_path
     for common_df in (1_000_000, 40, 5, 1):  # nothing common … every term common
         monkeypatch.setattr(snapshot, "COMMON_DF", common_df)
         snap = CodeSnapshot(path, head)
-        for _ in range(40):
+        for _ in range(150):
             query = rng.sample([*words, "pkg", "common", "shared", "mod", "absent"], rng.randint(1, 5))
             also = set(rng.sample(sorted(code.files), 3))
             for keep in (1, 4):

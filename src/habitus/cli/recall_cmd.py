@@ -2,7 +2,8 @@
 
 Also `run_fast(argv)`: the same command parsed with argparse, for the latency-sensitive paths
 (`python -m habitus.recall …`, hooks) that should not pay for importing Typer and Rich; this
-module therefore imports Typer and the output helpers only inside `register`.
+module therefore imports Typer and the output helpers only inside `register`. `run_recall(argv)`
+runs it on the hook server when one runs (`habitus.deliver.hook_server`), else as `run_fast`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,15 @@ def register(app: typer.Typer) -> None:
         except (RecallError, StoreError) as exc:
             fail(str(exc))
         emit(data, as_json, render=_print_text)
+
+
+def run_recall(argv: list[str]) -> int:
+    """`habitus recall ARGV` on the hook server when one runs for this home (warm: no imports to pay), else here."""
+    from habitus.deliver.hook import config_value
+    from habitus.deliver.hook_client import run_recall_served
+
+    code = run_recall_served(argv, config_value)
+    return run_fast(argv) if code is None else code
 
 
 def run_fast(argv: list[str] | None = None) -> int:

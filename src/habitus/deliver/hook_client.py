@@ -1,4 +1,5 @@
-"""The hook's side of the hook server (`habitus.deliver.hook_server`): hand the event over, then supervise it.
+"""The callers' side of the hook server (`habitus.deliver.hook_server`): a hook hands its event over and supervises
+it; `habitus recall` hands over its whole command.
 
 `run_served` connects to this home's server, sends the event with this process's environment,
 folder and the time left, and waits for the server to accept it. Accepted, the answer arrives on
@@ -85,4 +86,47 @@ def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise
         sock.close()
 
 
-__all__ = ["enabled", "run_served"]
+def run_recall_served(argv: list[str], config_value: Callable[[str, str], object]) -> int | None:
+    """`habitus recall ARGV` on a running hook server, on this process's stdin, stdout and stderr: its exit code,
+    or None when no server took it (the caller runs the command itself). A command starts no server."""
+    import sys
+
+    if not enabled(config_value):
+        return None
+    from habitus.deliver.hook_server import socket_path
+
+    path = socket_path()
+    if path is None or not path.exists():
+        return None
+    try:
+        cwd = os.getcwd()
+        streams = {name: [stream.encoding, stream.errors] for name, stream in
+                   (("stdin", sys.stdin), ("stdout", sys.stdout), ("stderr", sys.stderr))}
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    except (OSError, AttributeError, ValueError):
+        return None
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(2.0)
+        sock.connect(str(path))
+        header = json.dumps({"v": 1, "command": "recall", "argv": list(argv), "cwd": cwd, "env": dict(os.environ),
+                             "streams": streams, "package": PACKAGE}).encode()
+        socket.send_fds(sock, [len(header).to_bytes(8, "big") + header], [0, 1, 2])
+        if sock.recv(1) != b"A":
+            return None
+        sock.settimeout(None)  # the command takes as long as it takes, as it would here
+        code = sock.recv(1)
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+    if not code:  # accepted, then gone without an exit code: its output (if any) is out, it did not finish
+        sys.stderr.write("habitus: error: the hook server ended the command without finishing it\n")
+        return 1
+    return code[0]
+
+
+__all__ = ["enabled", "run_recall_served", "run_served"]

@@ -40,7 +40,7 @@ from typing import NoReturn
 IDLE_ENV = "HABITUS_HOOK_SERVER_IDLE_S"
 DEFAULT_IDLE_S = 1800.0
 PROTOCOL = 1
-CHILD_LIMIT_S = 30.0  # a child that never read its request is killed after this
+CHILD_LIMIT_S = 900.0  # a child still running after this is killed (an event ends itself at its deadline)
 START_GAP_S = 10.0  # a hook starts a server at most this often
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 108 bytes
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.del
            "habitus.recall.repo", "habitus.recall.quote", "habitus.index.snapshot", "habitus.index.terms",
            "habitus.store.notes", "habitus.store.memory", "habitus.store.outbox", "habitus.store.repomap",
            "habitus.store.sqlite", "habitus.capture.redact", "habitus.capture.subject", "habitus.learn.checks",
-           "habitus.core.tasktext", "subprocess")
+           "habitus.core.tasktext", "habitus.cli.recall_cmd", "argparse", "subprocess")
 
 
 def _private_dir(path: Path) -> Path | None:
@@ -134,9 +134,12 @@ def _preload() -> None:
     for module in list(sys.modules.values()):
         if getattr(module, "__name__", "").startswith("habitus."):
             for value in list(vars(module).values()):
-                if isinstance(value, LazyPattern):
-                    with contextlib.suppress(Exception):
-                        value.compiled()
+                inner = value.values() if isinstance(value, dict) else value if isinstance(value, tuple | list) \
+                    else ()
+                for pattern in (value, *inner, *(x for v in inner if isinstance(v, tuple | list) for x in v)):
+                    if isinstance(pattern, LazyPattern):
+                        with contextlib.suppress(Exception):
+                            pattern.compiled()
     gc.collect()
     gc.freeze()  # what is loaded now stays shared with the children (no copy on their first collection)
 
@@ -161,31 +164,82 @@ def _recv_exact(conn: socket.socket, size: int) -> bytes:
     return bytes(buf)
 
 
+def _adopt(header: dict) -> None:
+    """Take on the caller's environment and folder."""
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in header["env"].items()})
+    with contextlib.suppress(OSError):
+        os.chdir(header["cwd"])
+
+
 def _child(conn: socket.socket) -> NoReturn:
-    """Run one event for the hook at the other end of `conn` (in a forked child of the server)."""
+    """Serve one request from the other end of `conn` (in a forked child of the server): a hook event, or
+    `habitus recall` with the caller's standard streams (`_serve_recall`)."""
     try:
         conn.settimeout(5.0)
-        header = json.loads(_recv_exact(conn, int.from_bytes(_recv_exact(conn, 8), "big")))
+        head, fds, _flags, _addr = socket.recv_fds(conn, 8, 3)
+        if not head:
+            os._exit(0)
+        head += _recv_exact(conn, 8 - len(head))
+        header = json.loads(_recv_exact(conn, int.from_bytes(head, "big")))
+        if header.get("v") != PROTOCOL or header.get("package") != str(PACKAGE):
+            conn.sendall(b"R")  # another installation of habitus shares this home: it runs its own code
+            os._exit(0)
+        if header.get("command") == "recall" and len(fds) == 3:
+            _adopt(header)
+            _serve_recall(conn, header, fds)
         raw = _recv_exact(conn, int.from_bytes(_recv_exact(conn, 8), "big"))
         remaining = float(header["remaining"])
         if remaining <= 0:
             os._exit(0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the kernel ends this process at the deadline
         signal.setitimer(signal.ITIMER_REAL, remaining)
-        if header.get("v") != PROTOCOL or header.get("package") != str(PACKAGE):
-            conn.sendall(b"R")  # another installation of habitus shares this home: it runs its own code
-            os._exit(0)
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in header["env"].items()})
-        with contextlib.suppress(OSError):
-            os.chdir(header["cwd"])
+        _adopt(header)
         conn.settimeout(None)
         conn.sendall(b"A")
         from habitus.deliver.hook_child import serve_child
 
         serve_child(str(header["event"]), str(header["agent"]), raw, conn.fileno(), conn.fileno())
-    except BaseException:  # noqa: BLE001 - the hook sees the connection close and runs the event itself
+    except BaseException:  # noqa: BLE001 - the caller sees the connection close and runs it itself
         pass
+    os._exit(0)
+
+
+def _serve_recall(conn: socket.socket, header: dict, fds: list[int]) -> NoReturn:
+    """`habitus recall ARGV` on the caller's stdin, stdout and stderr; its exit code goes back as one byte."""
+    import io
+
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    streams = header.get("streams") or {}
+
+    def stream(fd: int, name: str) -> io.TextIOWrapper:
+        encoding, errors = streams.get(name) or ("utf-8", "strict")
+        return io.TextIOWrapper(io.FileIO(fd, "r" if fd == 0 else "w", closefd=False), encoding=encoding,
+                                errors=errors, write_through=fd == 2)
+
+    sys.stdin, sys.stdout, sys.stderr = stream(0, "stdin"), stream(1, "stdout"), stream(2, "stderr")
+    conn.settimeout(None)
+    conn.sendall(b"A")
+    try:
+        from habitus.cli.recall_cmd import run_fast
+
+        code = run_fast([str(a) for a in header["argv"]])
+    except SystemExit as exc:  # argparse's usage errors, as the interpreter would report them
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        if isinstance(exc.code, str):
+            sys.stderr.write(exc.code + "\n")
+    except BaseException:  # noqa: BLE001 - what an uncaught error prints in a process of its own
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    for out in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            out.flush()
+    with contextlib.suppress(OSError):
+        conn.sendall(bytes([code & 0xFF]))
     os._exit(0)
 
 

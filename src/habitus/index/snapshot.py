@@ -28,6 +28,7 @@ import sqlite3
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable
+from itertools import chain, count
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,29 +104,46 @@ def _fill(conn: sqlite3.Connection, code: CodeIndex) -> None:
                      ((name, i, array("i", (ids[f] for f in files)).tobytes())
                       for i, (name, files) in enumerate(code.defines().items())))
     docs = code.term_docs()
-    postings: dict[str, tuple[array, array, array]] = {}
-    lengths = array("q", (sum(doc.values()) for doc in docs.values()))
-    n = len(docs)
-    total = sum(lengths)
-    avg = total / n or 1.0 if n else 1.0
-    for doc_id, doc in enumerate(docs.values()):
-        for pos, (term, tf) in enumerate(doc.items()):
-            entry = postings.get(term)
-            if entry is None:
-                entry = postings[term] = (array("i"), array("i"), array("q"))
-            entry[0].append(doc_id)
-            entry[1].append(pos)
-            entry[2].append(tf)
-    rows = []
-    for term, (doc_ids, positions, tfs) in postings.items():
-        c = len(doc_ids)
-        idf = math.log(1 + (n - c + 0.5) / (c + 0.5))  # as where.bm25_normalised computes it
-        contrib = array("d", (idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[d] / avg))
-                              for d, tf in zip(doc_ids, tfs, strict=True)))
-        rows.append((term, idf, max(contrib), doc_ids.tobytes(), positions.tobytes(), contrib.tobytes()))
+    rows, n, total = _term_rows(docs)
     conn.executemany("INSERT INTO terms VALUES (?, ?, ?, ?, ?, ?)", rows)
     conn.executemany("INSERT INTO meta VALUES (?, ?)", [
         ("version", str(SNAPSHOT_VERSION)), ("commit", code.commit), ("files", str(n)), ("total", str(total))])
+
+
+def _term_rows(docs: dict[str, dict[str, int]]) -> tuple[list[tuple], int, int]:
+    """(one row per term: term, idf, best contribution, files, positions, contributions), files, total length.
+
+    Every contribution is `where.bm25_normalised`'s expression with the same operands in the same order, one
+    IEEE operation at a time (numpy does not fuse them), so the stored floats are the ones it computes.
+    """
+    import numpy as np
+
+    first: dict[str, int] = {}
+    ids = np.fromiter(map(first.setdefault, chain.from_iterable(docs.values()), count()), dtype=np.int64)
+    tfs = np.fromiter(chain.from_iterable(doc.values() for doc in docs.values()), dtype=np.int64, count=len(ids))
+    sizes = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
+    lengths = np.fromiter((sum(doc.values()) for doc in docs.values()), dtype=np.int64, count=len(docs))
+    n, total = len(docs), int(lengths.sum())
+    avg = total / n or 1.0 if n else 1.0
+    doc_of = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    pos_of = np.arange(len(ids), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    order = np.argsort(ids, kind="stable")  # grouped by term, each group in file order
+    ids, tfs, doc_of, pos_of = ids[order], tfs[order], doc_of[order], pos_of[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, dtype=np.int64)
+    counts = np.diff(np.r_[starts, len(ids)])
+    idf = [math.log(1 + (n - c + 0.5) / (c + 0.5)) for c in counts.tolist()]  # libm's log, as where's
+    tf = tfs.astype(np.float64)
+    contrib = np.repeat(np.array(idf, dtype=np.float64), counts) * tf * (K1 + 1) / (
+        tf + K1 * ((1 - B) + B * lengths[doc_of].astype(np.float64) / avg))
+    best = np.maximum.reduceat(contrib, starts).tolist() if len(starts) else []
+    terms = {i: t for t, i in first.items()}
+    docs32, pos32 = doc_of.astype(np.int32), pos_of.astype(np.int32)
+    rows = []
+    for k, (start, size) in enumerate(zip(starts.tolist(), counts.tolist(), strict=True)):
+        end = start + size
+        rows.append((terms[int(ids[start])], idf[k], best[k], docs32[start:end].tobytes(), pos32[start:end].tobytes(),
+                     contrib[start:end].tobytes()))
+    return rows, n, total
 
 
 class _Postings:
@@ -266,14 +284,15 @@ class CodeSnapshot:
         for d, bound in partial.items():
             if d not in scores and (bound + slack) * (1 + _BOUND_MARGIN) >= floor:
                 scores[d] = self._score(d, wanted, postings)
-        ranked = heapq.nlargest(keep, (s for s in scores.values() if s))
+        # ranked as `where` ranks them: by the normalised score (two scores may round to one), then by path
+        normalised = {d: s / top for d, s in scores.items() if s}
+        ranked = heapq.nlargest(keep, normalised.values())
         if not ranked:
             return {}
-        tied = [d for d, s in scores.items() if s and s >= ranked[-1]]
+        tied = [d for d, v in normalised.items() if v >= ranked[-1]]
         paths = self._paths(tied + list(asked))
-        best = sorted(tied, key=lambda d: (-scores[d], paths[d]))[:keep]
-        chosen = sorted(set(best) | {d for d in asked if scores[d]})
-        return {paths[d]: scores[d] / top for d in chosen}
+        best = sorted(tied, key=lambda d: (-normalised[d], paths[d]))[:keep]
+        return {paths[d]: normalised[d] for d in sorted(set(best) | (set(asked) & normalised.keys()))}
 
     @staticmethod
     def _score(doc: int, wanted: set[str], postings: dict[str, _Postings]) -> float:
