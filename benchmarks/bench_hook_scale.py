@@ -46,7 +46,6 @@ from timing import Run, bytecode_env, load_line, p95, summary, timed  # noqa: E4
 
 THIS_SRC = Path(__file__).resolve().parents[1] / "src"
 HABITUS = str(Path(sys.executable).with_name("habitus"))  # the console script: `habitus recall`, `habitus hook`
-ROWS = ("hook, new session", "hook, same session", "hook, own worker", "recall --json (CLI)")
 SERVER_IDLE_S = "120"
 
 
@@ -136,6 +135,28 @@ def hook(env: dict[str, str], repo: Path, task: str, session: str) -> Run:
                  stdin=hook_payload(repo, task, session))
 
 
+def rows(src: Path) -> list[tuple[str, str, dict[str, str]]]:
+    """(name, hook | recall, environment changes) of each timed row of a tree."""
+    out = [("hook, new session", "hook", {}), ("hook, same session", "hook-same", {}),
+           ("recall --json (CLI)", "recall", {})]
+    if has(src, "deliver.hook_server"):  # the same without the server: the hook's own forked worker, the CLI alone
+        out += [("hook, new session, no server", "hook", {"HABITUS_HOOK_SERVER": "off"}),
+                ("recall --json, no server", "recall", {"HABITUS_HOOK_SERVER": "off"})]
+    return out
+
+
+def run_row(kind: str, env: dict[str, str], repo: Path, task: str, session: str) -> Run:
+    if kind == "recall":
+        return timed([HABITUS, "recall", task, "--cwd", str(repo), "--json"], env=env)
+    return hook(env, repo, task, session if kind == "hook" else f"{session.rsplit('-', 1)[0]}-same")
+
+
+def children_cpu(pid: int) -> float:
+    """CPU seconds of the waited-for children of `pid` (the hook server's forked workers)."""
+    fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path)
@@ -161,38 +182,43 @@ def main() -> None:
         tracked = len(_git(repo, "ls-files").splitlines())
         print(f"repository: {commits} commits, {tracked} tracked files; {len(tasks)} prompts, round-robin")
         envs = [prepare(src, master, work, i, repo, tasks) for i, src in enumerate(srcs)]
-        print(f"before timing: {load_line()}")
-        results: dict[tuple[int, str], list[Run]] = {(i, row): [] for i in range(len(srcs)) for row in ROWS}
-        for n in range(args.runs):
-            task = tasks[n % len(tasks)]
-            for i, env in enumerate(envs):  # interleaved: every tree sees the same load
-                results[(i, ROWS[0])].append(hook(env, repo, task, f"bench-{i}-{n}"))
-                results[(i, ROWS[1])].append(hook(env, repo, task, f"bench-{i}-same"))
-                if has(srcs[i], "deliver.hook_server"):  # the same without the server: the hook's own worker
-                    results[(i, ROWS[2])].append(hook({**env, "HABITUS_HOOK_SERVER": "off"}, repo, task,
-                                                      f"bench-{i}-{n}-own"))
-                results[(i, ROWS[3])].append(timed([HABITUS, "recall", task, "--cwd", str(repo), "--json"], env=env))
-        print(f"after timing: {load_line()}")
-        for i, src in enumerate(srcs):
-            print(f"[{i}] {src}")
-            for row in ROWS:
-                runs = results[(i, row)]
-                if not runs:
-                    continue
-                printed = sum(bool(r.out.strip()) for r in runs)
-                print(summary(f"  {row}", [r.wall for r in runs], [r.cpu for r in runs])
-                      + (f" | printed {printed}/{len(runs)}" if row.startswith("hook") else ""))
-        for row in (ROWS[0], ROWS[3]):
-            base = p95([r.wall for r in results[(0, row)]])
-            for i in range(1, len(srcs)):
-                print(f"p95 ratio [{i}] / [0], {row}: {p95([r.wall for r in results[(i, row)]]) / base:.2f}")
         try:
+            time_trees(srcs, envs, repo, tasks, args.runs)
             moved(repo, tasks, [(src, env) for src, env in zip(srcs, envs, strict=True)
                                 if has(src, "recall.prebuild")], args.moved_runs)
         finally:
             for server in SERVERS:
                 server.terminate()
                 server.wait()
+
+
+def time_trees(srcs: list[Path], envs: list[dict[str, str]], repo: Path, tasks: list[str], runs: int) -> None:
+    """Every row of every tree, interleaved prompt by prompt; a summary line per row, then the p95 ratios."""
+    print(f"before timing: {load_line()}")
+    cpu0 = [children_cpu(s.pid) for s in SERVERS]
+    results: dict[tuple[int, str], list[Run]] = {}
+    for n in range(runs):
+        task = tasks[n % len(tasks)]
+        for i, env in enumerate(envs):  # interleaved: every tree sees the same load
+            for r, (name, kind, extra) in enumerate(rows(srcs[i])):
+                results.setdefault((i, name), []).append(run_row(kind, {**env, **extra}, repo, task,
+                                                                 f"bench-{i}-{r}-{n}"))
+    print(f"after timing: {load_line()}")
+    served = 3 * runs  # per tree with a server: two hook rows and the CLI row go to it
+    for server, before in zip(SERVERS, cpu0, strict=True):
+        per_call = 1000 * (children_cpu(server.pid) - before) / served
+        print(f"hook server {server.pid}: its workers' CPU {per_call:.1f} ms per served call (mean of {served}; the "
+              "callers' own CPU is in the rows)")
+    for i, src in enumerate(srcs):
+        print(f"[{i}] {src}")
+        for name, kind, _ in rows(src):
+            done = results[(i, name)]
+            printed = f" | printed {sum(bool(r.out.strip()) for r in done)}/{len(done)}" if kind != "recall" else ""
+            print(summary(f"  {name}", [r.wall for r in done], [r.cpu for r in done]) + printed)
+    for name in ("hook, new session", "recall --json (CLI)"):
+        base = p95([r.wall for r in results[(0, name)]])
+        for i in range(1, len(srcs)):
+            print(f"p95 ratio [{i}] / [0], {name}: {p95([r.wall for r in results[(i, name)]]) / base:.2f}")
 
 
 def moved(repo: Path, tasks: list[str], trees: list[tuple[Path, dict[str, str]]], runs: int) -> None:
