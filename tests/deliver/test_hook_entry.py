@@ -236,11 +236,16 @@ def test_session_end_prebuilds_what_the_next_prompts_read(repo: Path, tmp_path: 
     payload = {"session_id": "sess-pb", "transcript_path": str(transcript), "cwd": str(repo),
                "hook_event_name": "SessionEnd", "reason": "exit"}
     assert run_hook("SessionEnd", payload, env={"HABITUS_HOOK_INLINE": "1"}, budget="20").stdout == b""
+    # the session committed after its transcript was ingested: nothing new to learn, a new HEAD to prebuild
+    (repo / "notes.md").write_text("# notes\n")
+    git(repo, "add", "notes.md")
+    git(repo, "commit", "-q", "-m", "notes")
+    assert run_hook("SessionEnd", payload, env={"HABITUS_HOOK_INLINE": "1"}, budget="20").stdout == b""
     head, subject = git(repo, "rev-parse", "HEAD").strip(), repo_subject(repo)
     found = find_git(repo.resolve())
     assert found is not None and read_facts(found) == (head, subject)
     snapshot = open_snapshot(repo_cache_dir(subject.split("@", 1)[0]) / snapshot_name(head), head)
-    assert snapshot is not None and snapshot.has("README.md")
+    assert snapshot is not None and snapshot.has("notes.md")
     snapshot.close()
 
 
