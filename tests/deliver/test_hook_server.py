@@ -18,7 +18,8 @@ import pytest
 
 from backends import connect
 from habitus.capture.subject import repo_subject
-from habitus.deliver.hook_server import package_fingerprint, socket_path
+from habitus.deliver.hook_client import socket_path
+from habitus.deliver.hook_server import package_fingerprint
 from habitus.store.memory import save_workflows
 
 from .conftest import commit_migrations, migration_workflow, run_hook
@@ -54,11 +55,11 @@ def _wait(predicate, timeout: float = 30.0) -> bool:  # noqa: ANN001
 
 def _serving() -> bool:
     path = socket_path()
-    if path is None or not path.exists():
+    if path is None or not os.path.exists(path):
         return False
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         try:
-            probe.connect(str(path))
+            probe.connect(path)
         except OSError:
             return False
     return True
@@ -142,7 +143,7 @@ def test_a_request_from_another_installation_is_refused(server) -> None:
     path = socket_path()
     assert path is not None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.connect(str(path))
+        sock.connect(path)
         header = json.dumps({"v": 1, "event": "UserPromptSubmit", "agent": "claude", "cwd": "/", "env": {},
                              "remaining": 5.0, "package": "/somewhere/else/habitus"}).encode()
         sock.sendall(len(header).to_bytes(8, "big") + header + (0).to_bytes(8, "big"))
@@ -157,7 +158,7 @@ def test_one_server_per_home_and_it_leaves_when_idle(habitus_home: Path) -> None
     second = subprocess.run([sys.executable, "-m", "habitus.deliver.hook_server"], env=env, timeout=30)
     assert second.returncode == 0 and first.poll() is None  # the second found the home taken and left
     assert first.wait(timeout=30) == 0
-    assert not _serving() and not (socket_path() or Path("/nonexistent")).exists()
+    assert not _serving() and not os.path.exists(socket_path() or "/nonexistent")
 
 
 def test_the_fingerprint_follows_the_package_files(tmp_path: Path) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from pathlib import Path  # resolved at run time by Typer (`register`)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: `habitus recall` starts with this module
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
 

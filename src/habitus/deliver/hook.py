@@ -34,15 +34,19 @@ import contextlib
 import json
 import os
 import sys
-import threading
 import time
-from typing import TYPE_CHECKING, Any
 
-from habitus.deliver.hook_log import log_line
-from habitus.store.home import habitus_home as _home
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: every hook process imports this
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
+
+
+def log_line(event: str, agent: str, message: str) -> None:
+    """`habitus.deliver.hook_log.log_line`, loaded when there is something to log."""
+    from habitus.deliver.hook_log import log_line as write
+
+    write(event, agent, message)
 
 DEFAULT_BUDGET_S = 1.5
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a payload beyond this is not a hook payload we can use
@@ -55,13 +59,16 @@ class HookTimeout(Exception):
 
 def config_value(section: str, key: str) -> object | None:
     """One value from `$HABITUS_HOME/config.toml` (e.g. hooks.budget_s), or None; never raises."""
-    path = _home() / "config.toml"
+    from habitus.store.home import home_dir
+
+    path = os.path.join(home_dir(), "config.toml")
     try:
-        if not path.is_file():
+        if not os.path.isfile(path):
             return None
         import tomllib
 
-        table = tomllib.loads(path.read_text(encoding="utf-8")).get(section)
+        with open(path, encoding="utf-8") as fh:
+            table = tomllib.loads(fh.read()).get(section)
         return table.get(key) if isinstance(table, dict) else None
     except Exception:  # noqa: BLE001 - a broken config must not break a hook
         return None
@@ -151,6 +158,8 @@ def read_stdin(deadline: float, limit: int = MAX_STDIN_BYTES) -> bytes:
 
 def _read_in_thread(fd: int, deadline: float, limit: int) -> bytes:
     """Where `select` cannot wait on a pipe (Windows): read in a daemon thread, joined until the deadline."""
+    import threading
+
     box: dict[str, Any] = {}
 
     def read() -> None:
@@ -210,6 +219,8 @@ def _read_frame(fd: int, deadline: float) -> bytes:
             raise HookTimeout("waiting for the answer")
         chunk = os.read(fd, _CHUNK)
         if not chunk:
+            if time.monotonic() >= deadline:  # ended at the deadline (a hook server's worker ends itself then)
+                raise HookTimeout("waiting for the answer")
             raise RuntimeError("the worker process ended without an answer")
         buf += chunk
         if need is None and len(buf) >= 8:
@@ -291,6 +302,8 @@ def _kill(pid: int, sig: int) -> None:
 
 def _run_threaded(event: str, agent: str, raw: bytes, deadline: float, budget: float) -> None:
     """Without fork: a daemon worker thread; at the deadline the process leaves with os._exit(0)."""
+    import threading
+
     from habitus.deliver.hook_child import prepare
 
     box: dict[str, Any] = {}

@@ -42,6 +42,14 @@ def _detach_from_agent() -> None:
     os.close(devnull)
 
 
+def _disarm() -> None:
+    """Cancel a deadline timer (a child of the hook server has one; the hook's own worker has none)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        import signal
+
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def serve_child(event: str, agent: str, raw: bytes, answer_fd: int, ack_fd: int) -> NoReturn:
     """Run in the forked child: answer on `answer_fd`, wait for the acknowledgement on `ack_fd`, exit 0."""
     try:
@@ -62,6 +70,7 @@ def serve_child(event: str, agent: str, raw: bytes, answer_fd: int, ack_fd: int)
         if prepared is not None and prepared.output:
             ack = os.read(ack_fd, 1)  # b"" when the supervisor is gone
             if ack == b"1":
+                _disarm()  # printed: the commit must not be cut by the hook server's deadline timer
                 prepared.commit()
                 _write_all(answer_fd, b"C")
             else:

@@ -15,17 +15,70 @@ from __future__ import annotations
 import json
 import os
 import select
+import sys
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import zlib
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: every hook process imports this
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     Supervise = Callable[[int, int, float, str, str, Callable[[], None]], None]
 
-PACKAGE = str(Path(__file__).resolve().parents[1])
+PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # as hook_server.PACKAGE
 SWITCH_ENV = "HABITUS_HOOK_SERVER"
+START_GAP_S = 10.0  # a hook starts a server at most this often
+MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 108 bytes
+
+
+def _private_dir(path: str) -> str | None:
+    """`path` as a folder only this user can enter (created so), or None when it is not one."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return path
+
+
+def socket_path() -> str | None:
+    """This home's server socket (under `run/`, or a private temporary folder when that path is too long)."""
+    from habitus.store.home import home_dir
+
+    home = home_dir()
+    path = os.path.join(home, "run", "hook.sock")
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        return path if _private_dir(os.path.dirname(path)) else None
+    folder = _private_dir(os.path.join(os.environ.get("TMPDIR") or "/tmp", f"habitus-{os.getuid()}"))
+    return None if folder is None else os.path.join(folder, f"hook-{zlib.crc32(os.fsencode(home)):08x}.sock")
+
+
+def start_server() -> None:
+    """Start a detached server for this home, unless one was started a moment ago (never raises)."""
+    path = socket_path()
+    if path is None:
+        return
+    marker = path + ".starting"
+    try:
+        if time.time() - os.stat(marker).st_mtime < START_GAP_S:
+            return
+    except OSError:
+        pass
+    try:
+        with open(marker, "a"):
+            pass
+        os.utime(marker)
+        null = os.devnull
+        os.posix_spawn(sys.executable, [sys.executable, "-m", "habitus.deliver.hook_server"], dict(os.environ),
+                       file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)],
+                       setsid=True)  # the agent's pipes are not its; the agent's session ending does not end it
+    except (OSError, AttributeError, NotImplementedError):
+        pass
 
 
 def enabled(config_value: Callable[[str, str], object]) -> bool:
@@ -54,8 +107,6 @@ def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise
     where importing `habitus.deliver.hook` again would make a second copy of it)."""
     if not enabled(config_value):
         return False
-    from habitus.deliver.hook_server import socket_path, start_server
-
     path = socket_path()
     if path is None:
         return False
@@ -69,7 +120,7 @@ def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise
     try:
         try:
             sock.settimeout(max(0.05, deadline - time.monotonic()))
-            sock.connect(str(path))
+            sock.connect(path)
             header = json.dumps({"v": 1, "event": event, "agent": agent, "cwd": cwd, "env": dict(os.environ),
                                  "remaining": deadline - time.monotonic(), "package": PACKAGE}).encode()
             sock.sendall(len(header).to_bytes(8, "big") + header + len(raw).to_bytes(8, "big") + raw)
@@ -89,14 +140,10 @@ def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise
 def run_recall_served(argv: list[str], config_value: Callable[[str, str], object]) -> int | None:
     """`habitus recall ARGV` on a running hook server, on this process's stdin, stdout and stderr: its exit code,
     or None when no server took it (the caller runs the command itself). A command starts no server."""
-    import sys
-
     if not enabled(config_value):
         return None
-    from habitus.deliver.hook_server import socket_path
-
     path = socket_path()
-    if path is None or not path.exists():
+    if path is None or not os.path.exists(path):
         return None
     try:
         cwd = os.getcwd()
@@ -111,7 +158,7 @@ def run_recall_served(argv: list[str], config_value: Callable[[str, str], object
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(2.0)
-        sock.connect(str(path))
+        sock.connect(path)
         header = json.dumps({"v": 1, "command": "recall", "argv": list(argv), "cwd": cwd, "env": dict(os.environ),
                              "streams": streams, "package": PACKAGE}).encode()
         socket.send_fds(sock, [len(header).to_bytes(8, "big") + header], [0, 1, 2])
@@ -129,4 +176,4 @@ def run_recall_served(argv: list[str], config_value: Callable[[str, str], object
     return code[0]
 
 
-__all__ = ["enabled", "run_recall_served", "run_served"]
+__all__ = ["enabled", "run_recall_served", "run_served", "socket_path", "start_server"]

@@ -10,7 +10,8 @@ answering over the connection with the same frames. A fork of a warm process cos
 What the hook promises stays as it was:
 
 - the budget: the child is terminated by the kernel (SIGALRM's default action, which no Python
-  code can delay) at the hook's deadline, so its store transaction rolls back;
+  code can delay) at the hook's deadline (plus 50 ms, so the hook sees its own deadline first), so its
+  store transaction rolls back; a child whose output was printed disarms the timer before it commits;
 - writes are committed only once the hook has printed the output (the same answer/ack/commit frames);
 - fail open: a hook that cannot reach a server, or that a server refuses, runs the event itself
   (`habitus.deliver.hook`) and starts a server for the next events (`start_server`).
@@ -37,12 +38,13 @@ import zlib
 from pathlib import Path
 from typing import NoReturn
 
+from habitus.deliver.hook_client import socket_path
+
 IDLE_ENV = "HABITUS_HOOK_SERVER_IDLE_S"
 DEFAULT_IDLE_S = 1800.0
 PROTOCOL = 1
+DEADLINE_GRACE_S = 0.05  # the hook's own deadline passes first, so it logs a timeout, not a lost worker
 CHILD_LIMIT_S = 900.0  # a child still running after this is killed (an event ends itself at its deadline)
-START_GAP_S = 10.0  # a hook starts a server at most this often
-MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 108 bytes
 PACKAGE = Path(__file__).resolve().parents[1]
 PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.deliver.compaction",
            "habitus.deliver.traps", "habitus.deliver.hook_child", "habitus.recall.api", "habitus.recall.look",
@@ -52,32 +54,6 @@ PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.del
            "habitus.store.notes", "habitus.store.memory", "habitus.store.outbox", "habitus.store.repomap",
            "habitus.store.sqlite", "habitus.capture.redact", "habitus.capture.subject", "habitus.learn.checks",
            "habitus.core.tasktext", "habitus.cli.recall_cmd", "argparse", "subprocess")
-
-
-def _private_dir(path: Path) -> Path | None:
-    """`path` as a folder only this user can enter (created so), or None when it is not one."""
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = path.lstat()
-    except OSError:
-        return None
-    if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        return None
-    return path
-
-
-def socket_path(home: Path | None = None) -> Path | None:
-    """The server's socket for this home (under `run/`, or a private temporary folder when that path is too long)."""
-    from habitus.store.home import habitus_home
-
-    home = home or habitus_home()
-    path = home / "run" / "hook.sock"
-    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
-        folder = _private_dir(path.parent)
-        return None if folder is None else path
-    key = zlib.crc32(os.fsencode(home.expanduser()))
-    folder = _private_dir(Path(os.environ.get("TMPDIR") or "/tmp") / f"habitus-{os.getuid()}")
-    return None if folder is None else folder / f"hook-{key:08x}.sock"
 
 
 def package_fingerprint(root: Path = PACKAGE) -> int:
@@ -93,29 +69,6 @@ def package_fingerprint(root: Path = PACKAGE) -> int:
                     st = entry.stat()
                     parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
     return zlib.crc32("\n".join(sorted(parts)).encode("utf-8", "surrogateescape"))
-
-
-def start_server() -> None:
-    """Start a detached server for this home, unless one was started a moment ago (never raises)."""
-    path = socket_path()
-    if path is None:
-        return
-    marker = path.with_name(path.name + ".starting")
-    try:
-        if time.time() - marker.stat().st_mtime < START_GAP_S:
-            return
-    except OSError:
-        pass
-    try:
-        marker.touch()
-        null = os.devnull
-        os.posix_spawn(sys.executable, [sys.executable, "-m", "habitus.deliver.hook_server"], dict(os.environ),
-                       file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                                     (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                                     (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)],
-                       setsid=True)  # the agent's pipes are not its; the agent's session ending does not end it
-    except (OSError, AttributeError, NotImplementedError):
-        pass
 
 
 # --- the server ---------------------------------------------------------------------------------------------
@@ -192,8 +145,8 @@ def _child(conn: socket.socket) -> NoReturn:
         remaining = float(header["remaining"])
         if remaining <= 0:
             os._exit(0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the kernel ends this process at the deadline
-        signal.setitimer(signal.ITIMER_REAL, remaining)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the kernel ends this process at the deadline (a moment
+        signal.setitimer(signal.ITIMER_REAL, remaining + DEADLINE_GRACE_S)  # after the hook's own: it reports it)
         _adopt(header)
         conn.settimeout(None)
         conn.sendall(b"A")
@@ -265,9 +218,10 @@ def serve(idle_s: float) -> int:
     """Accept hook events until idle for `idle_s` or stopped; 0 also when another server already serves."""
     import fcntl
 
-    path = socket_path()
-    if path is None:
+    found = socket_path()
+    if found is None:
         return 0
+    path = Path(found)
     lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 - held for the server's life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

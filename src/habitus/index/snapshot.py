@@ -45,10 +45,10 @@ _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT NOT NULL, name TEXT NOT NULL, stem TEXT NOT NULL);
 CREATE TABLE lowers(ord INTEGER PRIMARY KEY, lower TEXT NOT NULL, rlower TEXT NOT NULL, path TEXT NOT NULL);
-CREATE TABLE symbols(name TEXT PRIMARY KEY, ord INTEGER NOT NULL, files BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE symbols(name TEXT PRIMARY KEY, ord INTEGER NOT NULL, files BLOB NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, idf REAL NOT NULL, maxc REAL NOT NULL, docs BLOB NOT NULL,
-                   pos BLOB NOT NULL, contrib BLOB NOT NULL) WITHOUT ROWID;
-"""
+                   pos BLOB NOT NULL, contrib BLOB NOT NULL);
+"""  # rowid tables: a common term's postings are megabytes, which a WITHOUT ROWID b-tree handles badly
 _INDEXES = """
 CREATE INDEX files_path ON files(path);
 CREATE INDEX files_name ON files(name);
