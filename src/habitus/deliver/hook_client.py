@@ -5,7 +5,8 @@ it; `habitus recall` hands over its whole command.
 folder and the time left, and waits for the server to accept it. Accepted, the answer arrives on
 the same frames as from the hook's own forked worker and goes through the same supervision
 (`habitus.deliver.hook.supervise`): printed when it comes before the deadline, acknowledged, its
-writes committed. Anything else (no server, a refusal, a connection that fails before the
+writes committed; when the deadline comes first, the worker (whose pid comes with the acceptance)
+is killed as the hook's own would be. Anything else (no server, a refusal, a connection that fails before the
 acceptance) returns False and the hook runs the event itself; with no server at all it also starts
 one for the next events.
 """
@@ -88,15 +89,47 @@ def enabled(config_value: Callable[[str, str], object]) -> bool:
     return config_value("hooks", "server") is not False
 
 
-def _accepted(sock: Any, deadline: float, timeout_error: type[Exception]) -> bool:
-    """Whether the server accepted the event (b"A") before the deadline (`timeout_error` once it passed)."""
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise timeout_error("waiting for the hook server")
-    ready, _, _ = select.select([sock], [], [], remaining)
-    if not ready:
-        raise timeout_error("waiting for the hook server")
-    return sock.recv(1) == b"A"
+def _accepted(sock: Any, deadline: float, timeout_error: type[Exception]) -> int | None:
+    """The pid of the server's worker when the server accepted the event (b"A" and the pid), else None;
+    `timeout_error` once the deadline passed."""
+    reply = b""
+    while len(reply) < 5:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise timeout_error("waiting for the hook server")
+        ready, _, _ = select.select([sock], [], [], remaining)
+        if not ready:
+            raise timeout_error("waiting for the hook server")
+        chunk = sock.recv(5 - len(reply))
+        if not chunk or not (reply + chunk).startswith(b"A"):
+            return None
+        reply += chunk
+    return int.from_bytes(reply[1:], "big")
+
+
+def _stopper(sock: Any, pid: int) -> Callable[[], None]:
+    """What ends the server's worker when the hook's deadline passes before its answer: SIGKILL to its process
+    group, as to the hook's own worker (its transaction rolls back); nothing when it already left (its end of the
+    connection is closed), so a pid the server has reaped and reused is never hit."""
+
+    def stop() -> None:
+        import signal
+        import socket
+
+        try:
+            ready, _, _ = select.select([sock], [], [], 0)
+            if ready and sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+                return
+        except OSError:
+            return
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+                return
+            except OSError:
+                continue
+
+    return stop
 
 
 def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise: Supervise,
@@ -124,14 +157,15 @@ def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise
             header = json.dumps({"v": 1, "event": event, "agent": agent, "cwd": cwd, "env": dict(os.environ),
                                  "remaining": deadline - time.monotonic(), "package": PACKAGE}).encode()
             sock.sendall(len(header).to_bytes(8, "big") + header + len(raw).to_bytes(8, "big") + raw)
-            if not _accepted(sock, deadline, timeout_error):
+            pid = _accepted(sock, deadline, timeout_error)
+            if pid is None:
                 return False
         except (OSError, ValueError) as exc:
             if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
                 start_server()  # none runs for this home (or one died): the next events find one
             return False
         fd = sock.fileno()
-        supervise(fd, fd, deadline, event, agent, lambda: None)  # the server's child ends itself at the deadline
+        supervise(fd, fd, deadline, event, agent, _stopper(sock, pid))
         return True
     finally:
         sock.close()

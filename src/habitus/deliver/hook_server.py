@@ -9,9 +9,9 @@ answering over the connection with the same frames. A fork of a warm process cos
 
 What the hook promises stays as it was:
 
-- the budget: the child is terminated by the kernel (SIGALRM's default action, which no Python
-  code can delay) at the hook's deadline (plus 50 ms, so the hook sees its own deadline first), so its
-  store transaction rolls back; a child whose output was printed disarms the timer before it commits;
+- the budget: the hook still kills the worker at its deadline when the answer has not come (the
+  server sends the child's pid with its acceptance; SIGKILL, which work holding the GIL cannot
+  delay), so its store transaction rolls back; a worker whose hook went away ends itself by a timer;
 - writes are committed only once the hook has printed the output (the same answer/ack/commit frames);
 - fail open: a hook that cannot reach a server, or that a server refuses, runs the event itself
   (`habitus.deliver.hook`) and starts a server for the next events (`start_server`).
@@ -43,7 +43,7 @@ from habitus.deliver.hook_client import socket_path
 IDLE_ENV = "HABITUS_HOOK_SERVER_IDLE_S"
 DEFAULT_IDLE_S = 1800.0
 PROTOCOL = 1
-DEADLINE_GRACE_S = 0.05  # the hook's own deadline passes first, so it logs a timeout, not a lost worker
+ORPHAN_GRACE_S = 30.0  # a worker whose hook went away without a word ends this long after the hook's deadline
 CHILD_LIMIT_S = 900.0  # a child still running after this is killed (an event ends itself at its deadline)
 PACKAGE = Path(__file__).resolve().parents[1]
 PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.deliver.compaction",
@@ -145,11 +145,13 @@ def _child(conn: socket.socket) -> NoReturn:
         remaining = float(header["remaining"])
         if remaining <= 0:
             os._exit(0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the kernel ends this process at the deadline (a moment
-        signal.setitimer(signal.ITIMER_REAL, remaining + DEADLINE_GRACE_S)  # after the hook's own: it reports it)
+        # the hook kills this worker at its deadline; the timer only ends one whose hook went away meanwhile, and
+        # is disarmed once the output was printed (the commit must not be cut)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.setitimer(signal.ITIMER_REAL, remaining + ORPHAN_GRACE_S)
         _adopt(header)
         conn.settimeout(None)
-        conn.sendall(b"A")
+        conn.sendall(b"A" + os.getpid().to_bytes(4, "big"))
         from habitus.deliver.hook_child import serve_child
 
         serve_child(str(header["event"]), str(header["agent"]), raw, conn.fileno(), conn.fileno())
