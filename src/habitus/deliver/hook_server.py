@@ -53,7 +53,8 @@ PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.del
            "habitus.recall.repo", "habitus.recall.quote", "habitus.index.snapshot", "habitus.index.terms",
            "habitus.store.notes", "habitus.store.memory", "habitus.store.outbox", "habitus.store.repomap",
            "habitus.store.sqlite", "habitus.capture.redact", "habitus.capture.subject", "habitus.learn.checks",
-           "habitus.core.tasktext", "habitus.cli.recall_cmd", "argparse", "subprocess")
+           "habitus.core.tasktext", "habitus.core.repomap", "habitus.cli.recall_cmd", "argparse", "subprocess",
+           "shutil")
 
 
 def package_fingerprint(root: Path = PACKAGE) -> int:
@@ -93,6 +94,10 @@ def _preload() -> None:
                     if isinstance(pattern, LazyPattern):
                         with contextlib.suppress(Exception):
                             pattern.compiled()
+    with contextlib.suppress(Exception):  # the redaction rules' matcher is built on first use: build it here
+        from habitus.capture.redact import redact
+
+        redact("habitus hook server warm-up: token=abc123")
     gc.collect()
     gc.freeze()  # what is loaded now stays shared with the children (no copy on their first collection)
 
