@@ -94,10 +94,23 @@ def _preload() -> None:
                     if isinstance(pattern, LazyPattern):
                         with contextlib.suppress(Exception):
                             pattern.compiled()
-    with contextlib.suppress(Exception):  # the redaction rules' matcher is built on first use: build it here
+    with contextlib.suppress(Exception):  # built on first use: the redaction rules' matcher, and the expressions
+        # the task's reading compiles as it goes (re's own cache): build them here, once for every child
         from habitus.capture.redact import redact
+        from habitus.core.tasktext import read_task
+        from habitus.recall.cues import task_units
+        from habitus.recall.intent import classify_intent
+        from habitus.recall.negation import strip_negated
+        from habitus.recall.where import quote
 
-        redact("habitus hook server warm-up: token=abc123")
+        sample = ("Implement the following plan:\n\n# Plan: Warm up\n\n## Changes\n**File:** `src/app.py`\n"
+                  "- Do not touch `Config`; add \"a quoted phrase\" and a keyboard shortcut Ctrl+K, token=abc123\n")
+        redact(sample)
+        read_task(sample)
+        task_units(sample)
+        classify_intent(sample)
+        strip_negated(sample)
+        quote(sample)
     gc.collect()
     gc.freeze()  # what is loaded now stays shared with the children (no copy on their first collection)
 
