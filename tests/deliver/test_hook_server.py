@@ -198,3 +198,30 @@ def test_recall_without_a_server_runs_alone_and_starts_none(repo: Path, habitus_
     assert done.returncode == 0 and b"habitus.recall.api" in done.stderr
     time.sleep(0.5)
     assert not _serving()
+
+
+def test_a_repo_map_the_server_keeps_is_never_handed_over_stale(repo: Path, server) -> None:
+    from habitus.core.repomap import CheckConvention, RepoMap
+    from habitus.store.repomap import save_repo_map
+
+    _seed(repo)
+    subject = repo_subject(repo)
+
+    def save(check: str) -> None:
+        conn = connect()
+        save_repo_map(conn, subject, RepoMap(subject=subject, tasks=4, checked_tasks=4,
+                                             checks=[CheckConvention(check, "test", 4)]))
+        conn.close()
+
+    def context(session: str) -> str:
+        done = run_hook("UserPromptSubmit", _prompt(repo, session), budget="20", env=SERVED)
+        return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    save("pytest -q")
+    time.sleep(2.2)  # settled: the server keeps the map the first child reads
+    assert "pytest -q" in context("s-map-1")
+    assert "pytest -q" in context("s-map-2")  # from the kept map
+    time.sleep(1.1)
+    save("tox -q")  # a new version of the map, in a later second
+    later = context("s-map-3")
+    assert "tox -q" in later and "pytest -q" not in later

@@ -19,7 +19,8 @@ What the hook promises stays as it was:
   leaves when they changed, so at most the event already under way runs on the code it loaded.
 
 One server per home (an exclusive lock beside its socket); the socket lives in a folder only this
-user can open, and a peer of another user is refused. It leaves after `HABITUS_HOOK_SERVER_IDLE_S`
+user can open, and a peer of another user is refused. It keeps parsed the repo maps its children read
+(`habitus.recall.warm`), checked against the store before each use. It leaves after `HABITUS_HOOK_SERVER_IDLE_S`
 (default 30 minutes) without an event, and as soon as the installed code changes. `HABITUS_HOOK_SERVER=off`
 or `hooks.server = false` in the config turn it off.
 """
@@ -143,9 +144,13 @@ def _adopt(header: dict) -> None:
         os.chdir(header["cwd"])
 
 
-def _child(conn: socket.socket) -> NoReturn:
+def _child(conn: socket.socket, notify: int) -> NoReturn:
     """Serve one request from the other end of `conn` (in a forked child of the server): a hook event, or
-    `habitus recall` with the caller's standard streams (`_serve_recall`)."""
+    `habitus recall` with the caller's standard streams (`_serve_recall`). A repo map it reads from the store is
+    named on `notify`, so the server keeps it parsed for the next children (`habitus.recall.warm`)."""
+    from habitus.recall import warm
+
+    warm.announce = lambda root: os.write(notify, (root + "\n").encode())
     try:
         conn.settimeout(5.0)
         head, fds, _flags, _addr = socket.recv_fds(conn, 8, 3)
@@ -216,6 +221,22 @@ def _serve_recall(conn: socket.socket, header: dict, fds: list[int]) -> NoReturn
     os._exit(0)
 
 
+def _keep_maps(fd: int) -> None:
+    """Parse the repo maps children had to read (named one per line on `fd`), for the children to come."""
+    import gc
+
+    from habitus.recall.warm import keep_map
+
+    try:
+        roots = set(os.read(fd, 1 << 16).decode("utf-8", "replace").split())
+    except OSError:
+        return
+    for root in roots:
+        with contextlib.suppress(Exception):  # a map it cannot read is read by each child, as without a server
+            keep_map(root)
+    gc.freeze()
+
+
 def _reap(children: dict[int, float]) -> None:
     while children:
         try:
@@ -260,11 +281,16 @@ def serve(idle_s: float) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     children: dict[int, float] = {}
     last = time.monotonic()
+    notify_r, notify_w = os.pipe()
+    os.set_blocking(notify_r, False)
+    os.set_blocking(notify_w, False)  # a child never waits on it: a full pipe only loses a hint
     try:
         while not stop:
             _reap(children)
-            ready, _, _ = select.select([listener], [], [], 0.5 if children else 5.0)
-            if not ready:
+            ready, _, _ = select.select([listener, notify_r], [], [], 0.5 if children else 5.0)
+            if notify_r in ready:
+                _keep_maps(notify_r)
+            if listener not in ready:
                 if not children and time.monotonic() - last > idle_s:
                     break
                 continue
@@ -279,7 +305,8 @@ def serve(idle_s: float) -> int:
             pid = os.fork()
             if pid == 0:
                 listener.close()
-                _child(conn)
+                os.close(notify_r)
+                _child(conn, notify_w)
             conn.close()
             children[pid] = time.monotonic() + CHILD_LIMIT_S
             if package_fingerprint() != fingerprint:  # checked while the child works: new code, a new server

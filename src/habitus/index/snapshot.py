@@ -270,20 +270,27 @@ class CodeSnapshot:
         common = {t: p for t, p in postings.items() if len(p.docs) > COMMON_DF}
         asked = {i: p for p, i in self._in("SELECT path, id FROM files WHERE path IN ({})", sorted(set(also)))}
         partial: dict[int, float] = {}  # each file's contributions from the rare terms (summed in any order)
+        count: dict[int, int] = {}  # … and how many terms gave them
         for term, p in postings.items():
             if term not in common:
-                _accumulate(partial, p)
+                _accumulate(partial, count, p)
         slack = sum(p.maxc for p in common.values())
-        scores = {d: self._score(d, wanted, postings) for d in
-                  [*heapq.nlargest(keep, partial, key=partial.__getitem__), *asked]}
+
+        def exact(d: int) -> float:
+            # a file that holds one of the terms in all scores 0.0 + its contribution: the sum is already exact
+            if not slack and count.get(d) == 1:
+                return partial[d]
+            return self._score(d, wanted, postings)
+
+        scores = {d: exact(d) for d in [*heapq.nlargest(keep, partial, key=partial.__getitem__), *asked]}
         floor = _kth(scores, keep)
         if common and slack * (1 + _BOUND_MARGIN) >= floor:  # a file holding common terms only could be among them
             for p in common.values():
-                _accumulate(partial, p)
+                _accumulate(partial, count, p)
             slack = 0.0
         for d, bound in partial.items():
             if d not in scores and (bound + slack) * (1 + _BOUND_MARGIN) >= floor:
-                scores[d] = self._score(d, wanted, postings)
+                scores[d] = exact(d)
         # ranked as `where` ranks them: by the normalised score (two scores may round to one), then by path
         normalised = {d: s / top for d, s in scores.items() if s}
         ranked = heapq.nlargest(keep, normalised.values())
@@ -309,10 +316,11 @@ class CodeSnapshot:
         return score
 
 
-def _accumulate(partial: dict[int, float], p: _Postings) -> None:
-    get = partial.get
+def _accumulate(partial: dict[int, float], count: dict[int, int], p: _Postings) -> None:
+    get, seen = partial.get, count.get
     for d, c in zip(p.docs, p.contrib, strict=True):
         partial[d] = get(d, 0.0) + c
+        count[d] = seen(d, 0) + 1
 
 
 def _kth(scores: dict[int, float], keep: int) -> float:
