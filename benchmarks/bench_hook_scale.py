@@ -161,13 +161,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path)
     parser.add_argument("--home", type=Path)
-    parser.add_argument("--files", type=int, default=0, help="a synthetic repository of this many files instead")
+    parser.add_argument("--files", type=int, default=0,
+                        help="a synthetic repository of this many files instead (default without --repo: 100000)")
     parser.add_argument("--src", type=Path, action="append", default=[], help="another checkout's src to time too")
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--moved-runs", type=int, default=7)
     args = parser.parse_args()
-    if not args.files and not (args.repo and args.home):
-        parser.error("give --repo and --home, or --files")
+    if args.repo or args.home:
+        if not (args.repo and args.home) or args.files:
+            parser.error("give --repo and --home together, or --files")
+    elif not args.files:
+        args.files = 100_000  # `make bench`: the repository size issue 22 names
     srcs = [THIS_SRC, *[s.resolve() for s in args.src]]
     with tempfile.TemporaryDirectory(prefix="habitus-bench-scale-") as tmp:
         work = Path(tmp)
