@@ -54,7 +54,8 @@ PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.del
            "habitus.recall.repo", "habitus.recall.quote", "habitus.index.snapshot", "habitus.index.terms",
            "habitus.store.notes", "habitus.store.memory", "habitus.store.outbox", "habitus.store.repomap",
            "habitus.store.sqlite", "habitus.capture.redact", "habitus.capture.subject", "habitus.learn.checks",
-           "habitus.core.tasktext", "habitus.core.repomap", "habitus.cli.recall_cmd", "argparse", "subprocess",
+           "habitus.core.tasktext", "habitus.core.repomap", "habitus.cli.recall_cmd", "habitus.recall.warm",
+           "habitus.recall.howcheck", "habitus.learn.conventions", "habitus.learn.shelldir", "argparse", "subprocess",
            "shutil")
 
 
