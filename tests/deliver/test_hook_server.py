@@ -225,3 +225,30 @@ def test_a_repo_map_the_server_keeps_is_never_handed_over_stale(repo: Path, serv
     save("tox -q")  # a new version of the map, in a later second
     later = context("s-map-3")
     assert "tox -q" in later and "pytest -q" not in later
+
+
+def test_the_server_preloads_what_a_prompt_imports(repo: Path, tmp_path: Path) -> None:
+    """A module the prompt path imports and the server did not would be imported again by every child."""
+    from habitus.core.repomap import CheckConvention, RepoMap
+    from habitus.store.repomap import save_repo_map
+
+    _seed(repo)
+    conn = connect()
+    save_repo_map(conn, repo_subject(repo), RepoMap(subject=repo_subject(repo), tasks=4, checked_tasks=4,
+                                                    checks=[CheckConvention("pytest -q", "test", 4)]))
+    conn.close()
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import sys, json\n"
+        "from habitus.deliver.hook_server import _preload\n"
+        "_preload()\n"
+        "before = set(sys.modules)\n"
+        "from habitus.deliver.events import run_event\n"
+        f"out = run_event('UserPromptSubmit', {{'cwd': {str(repo)!r}, 'session_id': 'probe',\n"
+        "                 'prompt': 'add a migration for the users table in db/migrations.py'})\n"
+        "print(json.dumps({'printed': bool(out), 'new': sorted(m for m in set(sys.modules) - before\n"
+        "                                                    if m.startswith('habitus'))}))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report == {"printed": True, "new": []}

@@ -55,8 +55,8 @@ PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.del
            "habitus.store.notes", "habitus.store.memory", "habitus.store.outbox", "habitus.store.repomap",
            "habitus.store.sqlite", "habitus.capture.redact", "habitus.capture.subject", "habitus.learn.checks",
            "habitus.core.tasktext", "habitus.core.repomap", "habitus.cli.recall_cmd", "habitus.recall.warm",
-           "habitus.recall.howcheck", "habitus.learn.conventions", "habitus.learn.shelldir", "argparse", "subprocess",
-           "shutil")
+           "habitus.recall.howcheck", "habitus.learn.conventions", "habitus.learn.shelldir", "habitus.store.cachefile",
+           "argparse", "subprocess", "shutil")  # tests/deliver/test_hook_server.py checks a prompt needs no other
 
 
 def package_fingerprint(root: Path = PACKAGE) -> int:
