@@ -54,7 +54,7 @@ PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.del
            "habitus.recall.repo", "habitus.recall.quote", "habitus.index.snapshot", "habitus.index.terms",
            "habitus.store.notes", "habitus.store.memory", "habitus.store.outbox", "habitus.store.repomap",
            "habitus.store.sqlite", "habitus.capture.redact", "habitus.capture.subject", "habitus.learn.checks",
-           "habitus.core.tasktext", "habitus.core.repomap", "habitus.cli.recall_cmd", "habitus.recall.warm",
+           "habitus.core.tasktext", "habitus.core.repomap", "habitus.cli.recall_fast", "habitus.recall.warm",
            "habitus.recall.howcheck", "habitus.learn.conventions", "habitus.learn.shelldir", "habitus.store.cachefile",
            "argparse", "subprocess", "shutil")  # tests/deliver/test_hook_server.py checks a prompt needs no other
 
@@ -202,7 +202,7 @@ def _serve_recall(conn: socket.socket, header: dict, fds: list[int]) -> NoReturn
     conn.settimeout(None)
     conn.sendall(b"A")
     try:
-        from habitus.cli.recall_cmd import run_fast
+        from habitus.cli.recall_fast import run_fast
 
         code = run_fast([str(a) for a in header["argv"]])
     except SystemExit as exc:  # argparse's usage errors, as the interpreter would report them
