@@ -37,6 +37,8 @@ from habitus.core.tasktext import CONTEXT_HEADS, TaskText
 from habitus.index.code import FileNames
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from habitus.core.repomap import RepoMap
     from habitus.index.code import CodeIndex
     from habitus.index.snapshot import CodeSnapshot
@@ -192,51 +194,70 @@ def defining_files(tt: TaskText, code: Code) -> dict[str, list[str]]:
 def quoted_files(tt: TaskText, worktree: Path | None, *, timeout: float = GREP_TIMEOUT_S) -> dict[str, list[str]]:
     """file -> quoted phrases of the task it contains verbatim (a phrase found in more than MAX_QUOTE_FILES
     files is too common to say where the work goes). The searches run at once, each for at most `timeout` s."""
+    return start_quoted(tt, worktree, timeout=timeout)()
+
+
+def start_quoted(tt: TaskText, worktree: Path | None, *,
+                 timeout: float = GREP_TIMEOUT_S) -> Callable[[], dict[str, list[str]]]:
+    """Start the searches of `quoted_files` now; the call returned waits for them (until `timeout` after now) and
+    answers as `quoted_files`, so other work can run while git searches."""
     phrases = [q for q in tt.quoted if len(q) >= 6 and " " in q.strip()][:MAX_QUOTES]
     if worktree is None or not phrases:
-        return {}
+        return dict
     # a long quote may wrap in the source: its first words count when the whole is not found
     needles = {phrase: list(dict.fromkeys([phrase, " ".join(phrase.split()[:QUOTE_PREFIX_WORDS])]))
                for phrase in phrases}
-    found = _grep_all(worktree, [n for group in needles.values() for n in group], timeout)
-    out: dict[str, list[str]] = {}
-    for phrase in phrases:
-        hits: list[str] = []
-        for needle in needles[phrase]:
-            hits = found.get(needle, [])
-            if hits:
-                break
-        if 0 < len(hits) <= MAX_QUOTE_FILES:
-            for f in hits:
-                out.setdefault(f, []).append(phrase)
-    return out
+    searches = _start_greps(worktree, [n for group in needles.values() for n in group], timeout)
+
+    def finish() -> dict[str, list[str]]:
+        found = searches()
+        out: dict[str, list[str]] = {}
+        for phrase in phrases:
+            hits: list[str] = []
+            for needle in needles[phrase]:
+                hits = found.get(needle, [])
+                if hits:
+                    break
+            if 0 < len(hits) <= MAX_QUOTE_FILES:
+                for f in hits:
+                    out.setdefault(f, []).append(phrase)
+        return out
+
+    return finish
 
 
-def _grep_all(worktree: Path, needles: list[str], timeout: float) -> dict[str, list[str]]:
-    """needle -> files of the work tree holding it (`git grep -l -F -I`), one process per needle, all at once;
-    a search still running after `timeout` s finds nothing."""
+def _start_greps(worktree: Path, needles: list[str], timeout: float) -> Callable[[], dict[str, list[str]]]:
+    """Start one `git grep -l -F -I` per needle; the call returned answers needle -> files of the work tree holding
+    it, and a search still running `timeout` s after the start finds nothing."""
     procs: dict[str, subprocess.Popen[str]] = {}
     deadline = time.monotonic() + timeout
-    found: dict[str, list[str]] = {}
     try:
         for needle in dict.fromkeys(needles):
             procs[needle] = subprocess.Popen(["git", "-C", str(worktree), "grep", "-l", "-F", "-I", "-e", needle],
                                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                              stderr=subprocess.DEVNULL, text=True)
-        for needle, proc in procs.items():
-            try:
-                out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                continue
-            found[needle] = [line for line in out.split("\n") if line]
     except (OSError, subprocess.SubprocessError):
         pass
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return found
+
+    def collect() -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        try:
+            for needle, proc in procs.items():
+                try:
+                    out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    continue
+                found[needle] = [line for line in out.split("\n") if line]
+        except (OSError, subprocess.SubprocessError):
+            pass
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        return found
+
+    return collect
 
 
 def bm25_normalised(query: list[str], docs: dict[str, dict[str, int]], k1: float = 1.2,
@@ -279,6 +300,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: Code, worktree: Pat
     from habitus.index.terms import terms
 
     tt = read_task(task) if isinstance(task, str) else task
+    quoted = start_quoted(tt, worktree, timeout=grep_timeout)  # git searches while the other evidence is read
     query = terms(tt.words)
     found: dict[str, Candidate] = {}
     names = names or code.names()
@@ -309,7 +331,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: Code, worktree: Pat
         if told or not named_here:
             c.reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
                              + ("" if named_here else ", named in the task"))
-    for path, phrases in quoted_files(tt, worktree, timeout=grep_timeout).items():
+    for path, phrases in quoted().items():
         if code.has(path):
             cand(path).features["quoted"] = 1.0
             cand(path).reasons.append(f"contains {quote(phrases[0], 60)}, quoted in the task")
