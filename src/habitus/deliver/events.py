@@ -145,10 +145,10 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
     events = tool_events(payload)
     if not events:
         return Prepared()
-    from habitus.capture.subject import repo_subject
     from habitus.core.injected import PITFALL_MARK
+    from habitus.recall.repo import repo_facts
 
-    subject = repo_subject(cwd)
+    subject = repo_facts(cwd, quick=True)[2]  # from .git and the kept facts: no git process
     if subject is None:
         return Prepared(skipped=not_a_repo_reason(cwd))
     session = str(payload.get("session_id") or "")

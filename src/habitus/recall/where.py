@@ -193,7 +193,8 @@ def defining_files(tt: TaskText, code: Code) -> dict[str, list[str]]:
 
 def quoted_files(tt: TaskText, worktree: Path | None, *, timeout: float = GREP_TIMEOUT_S) -> dict[str, list[str]]:
     """file -> quoted phrases of the task it contains verbatim (a phrase found in more than MAX_QUOTE_FILES
-    files is too common to say where the work goes). The searches run at once, each for at most `timeout` s."""
+    files is too common to say where the work goes). The searches (each phrase, and its first words for a quote
+    that wraps) run at once, all within `timeout` s."""
     return start_quoted(tt, worktree, timeout=timeout)()
 
 
