@@ -106,11 +106,9 @@ def test_the_prebuilt_snapshot_gives_the_hand_over_built_in_place(learned, work,
     with_files = 0
     for task in _tasks(learned):
         snapshot.unlink(missing_ok=True)
-        in_place = _recall(learned, task, work)  # builds HEAD's code index in memory, keeps it as the snapshot
-        if in_place.look is not None and in_place.look.considered:
-            assert snapshot.is_file()
-        elif not snapshot.is_file():  # the task needed no code index (a follow-up): built ahead for the hook
-            assert prebuild(work)
+        in_place = _recall(learned, task, work)  # builds HEAD's code index in memory (and writes no snapshot)
+        assert not snapshot.is_file()
+        assert prebuild(work)  # what learning, a session's end or the hook's request builds, outside the hook
         with monkeypatch.context() as mp:
             _no_building(mp)
             prebuilt = _recall(learned, task, work, quick=True)
@@ -175,8 +173,8 @@ def test_a_snapshot_failing_mid_read_is_discarded(learned, work, monkeypatch) ->
         quick = _recall(learned, PLAN, work, quick=True)
         assert quick.look is not None and quick.look.abstained == "HEAD's code index is being rebuilt"
         assert not snapshot.exists()
+        in_place = _recall(learned, PLAN, work)  # the CLI builds in place and answers in full
         assert prebuild(work) and snapshot.exists()
-        in_place = _recall(learned, PLAN, work)  # the CLI rebuilds in place and answers in full
     assert in_place.files[0] == "src/invoices/InvoiceTable.tsx"
     assert _exact(in_place) == _exact(_recall(learned, PLAN, work, quick=True))
 

@@ -10,7 +10,8 @@ still checks against the work tree (`habitus.recall.look`), or without where-to-
 
 `code_for` is recall's way to the code index: HEAD's snapshot when there is one; otherwise with
 `quick` (the hook) the newest other snapshot and a rebuild requested, and without `quick` (the CLI,
-the MCP server) the index built in place as before, kept as a snapshot for the next call.
+the MCP server, the replay benchmark) the index built in place as before (from its per-commit JSON
+cache), with nothing more written or started on that path.
 
 `HABITUS_PREBUILD` = `inline` builds a requested snapshot in the requesting process (tests,
 debugging), `off` requests nothing; by default the request starts the detached process.
@@ -101,10 +102,7 @@ def code_for(root: Path, head: str, key: str | None, *, quick: bool) -> CodeInde
     if quick:
         request_prebuild(root)  # built by now only when HABITUS_PREBUILD=inline
         return open_snapshot(path, head) or _latest_snapshot(key, path)
-    code = code_index(root, head, cache_key=key)
-    if code is not None:
-        save_snapshot(code, key)
-    return code
+    return code_index(root, head, cache_key=key)  # as before snapshots: nothing more is written on this path
 
 
 def discard_snapshot(snap: CodeSnapshot, root: Path | None) -> None:
