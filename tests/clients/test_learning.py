@@ -67,8 +67,9 @@ def _assert_taught(firsts: list[str], box: Sandbox) -> None:
     assert ANY_HANDOVER in firsts[1] and "db/migrations.py" in firsts[1]  # where the first session's change went
     third = firsts[2]
     assert "Workflows that fit" in third and "db/migrations.py" in third  # the kind of task recurred: a workflow
-    assert "Checks (run all): `make migrate && make test`" in third  # the check that worked, not the one that failed
-    assert "`make test` fails here; run `make migrate && make test` instead" in third  # and the trap
+    assert "Checks (run all): `make test`" in third  # the check those tasks ran (and passed), never the setup step
+    # and the trap: its fix is the step between the failure and the next pass of the same check
+    assert "If `make test` fails, run `make migrate`, then `make test`." in third
     workflows = json.loads(box.habitus("workflows", "list", "--json").stdout)
     assert len(workflows) == 1 and workflows[0]["pitfalls"] == 1
 

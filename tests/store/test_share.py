@@ -11,10 +11,8 @@ from typer.testing import CliRunner
 
 from backends import connect, open_store
 from habitus.core import Step, StepKind, Trace
-from habitus.core.record import CommandFact, Detour, Record
 from habitus.deliver.candidates import collect
 from habitus.deliver.promote import propose
-from habitus.store.memory import save_records
 from habitus.store.notes import add_note, list_notes
 from habitus.store.share import is_shared, member_id
 from habitus.store.sqlite_store import SQLiteStore
@@ -23,8 +21,8 @@ ROOT_A, ROOT_B = "a" * 40, "b" * 40
 SECRET = "ghp_" + "Zq7Xw2Rt5Yu8Io1Pa4Sd6Fg9Hj3Kl0MnTr0u"  # random-looking: an alphabet run is gitleaks' stopword
 
 
-def _trace(trace_id: str, subject: str | None, text: str = "fix the flaky test", session: str | None = None) -> Trace:
-    return Trace(id=trace_id, source_format="claude", agent="claude-code", session_id=session or trace_id,
+def _trace(trace_id: str, subject: str | None, text: str = "fix the flaky test") -> Trace:
+    return Trace(id=trace_id, source_format="claude", agent="claude-code", session_id=trace_id,
                  cwd="/work/repo", subject=subject, started="2026-02-01T00:00:00Z", task=text,
                  steps=[Step(kind=StepKind.USER, text=text)])
 
@@ -108,35 +106,33 @@ def test_personal_notes_stay_local_and_are_never_promoted(store_backend: str, tm
 
 
 def test_a_promoted_rule_counts_the_members_behind_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import subprocess
+    from deliver.conftest import make_repo
+    from habitus.capture.ingest import ingest_paths
+    from habitus.learn import learn
+    from untrusted.conftest import session
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for args in (["init", "-q"], ["-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "--allow-empty",
-                                  "-m", "init"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-    from habitus.capture.subject import repo_subject
-
-    subject = repo_subject(repo)
-    for i, member in enumerate(["m-alice", "m-bob", "m-alice"]):  # three sessions, two members
+    # three sessions, two members, each ingesting their own: `pytest -q` fails, `make migrate && pytest -q` passes,
+    # so `habitus learn` finds the trap and the check (3 tasks in 3 sessions) that promote proposes as rules
+    repo = make_repo(tmp_path)
+    for i, member in enumerate(["m-alice", "m-bob", "m-alice"]):
         monkeypatch.setenv("HABITUS_MEMBER", member)
+        folder = tmp_path / f"sessions-{i}"
+        folder.mkdir()
+        (folder / f"s{i}.jsonl").write_text("\n".join(session(f"sess-{i}", repo, 20 + i)) + "\n")
         with open_store() as store:
-            store.put_trace(_trace(f"t{i}", subject, session=f"sess-{i}"))
+            assert ingest_paths([folder], store).traces == 1
     conn = connect()
     try:
-        save_records(conn, [Record(
-            trace_id=f"t{i}", subject=subject, session_id=f"sess-{i}", task="add a column",
-            commands=[CommandFact(command="pytest -q", exit_code=1, ok=False)],
-            detours=[Detour(failing="pytest -q", fixing="make migrate && pytest -q", tokens=1500,
-                            error="sqlite3.OperationalError: no such column: users.email")],
-            outcome="success", date=f"2026-11-2{i}") for i in range(3)])
-        proposal = propose(conn, repo / "AGENTS.md", subject=subject)
+        learn(conn, repo=repo)
+        proposal = propose(conn, repo / "AGENTS.md")
     finally:
         conn.close()
-    assert len(proposal.additions) == 1, proposal.to_dict()
-    evidence = proposal.additions[0].rule.evidence
-    assert evidence["sessions"] == 3 and evidence["members"] == 2
-    assert "m-alice" not in json.dumps(evidence) and "m-bob" not in json.dumps(evidence)  # a count, not who
+    kinds = sorted(a.rule.evidence["situation"]["kind"] for a in proposal.additions)
+    assert kinds == ["check", "trap"], proposal.to_dict()
+    for addition in proposal.additions:
+        evidence = addition.rule.evidence
+        assert evidence["sessions"] == 3 and evidence["members"] == 2, evidence
+        assert "m-alice" not in json.dumps(evidence) and "m-bob" not in json.dumps(evidence)  # a count, not who
 
 
 def test_config_store_url_switches_every_command(store_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:

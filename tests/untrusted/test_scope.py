@@ -154,9 +154,9 @@ def test_mcp_rules_and_get_of_a_rule_are_this_repos(repo: Path, tmp_path: Path) 
     other = make_repo(tmp_path / "other", "# other\n")
     conn = connect()
     (other / "AGENTS.md").write_text("# Agents\n")
-    apply(conn, propose(conn, other / "AGENTS.md", candidates=[Candidate(
+    apply(conn, propose(conn, other / "AGENTS.md", candidates=[Candidate(  # a rule: 3 tasks in 2 sessions, harm
         id="c1", text="Regenerate stubs after editing api.proto.", source="pitfall", session_ids={"a", "b"},
-        tokens_cost=3000)]))
+        tasks=3, tokens_cost=3000)]))
     [rule_id] = [r.id for r in list_rule_states(conn)]
     conn.close()
     assert get_item(rule_id, cwd=other)["type"] == "rule"
