@@ -161,6 +161,19 @@ def test_one_server_per_home_and_it_leaves_when_idle(habitus_home: Path) -> None
     assert not _serving() and not os.path.exists(socket_path() or "/nonexistent")
 
 
+def test_uninstalling_the_hooks_sends_the_server_away(repo: Path, server) -> None:
+    def cli(*args: str) -> None:
+        subprocess.run([sys.executable, "-m", "habitus", *args], cwd=repo, check=True, capture_output=True,
+                       env={**os.environ, **SERVED}, timeout=120)
+
+    cli("hooks", "install", "--agent", "claude", "--scope", "project")
+    cli("hooks", "uninstall", "--dry-run")
+    assert _serving() and server.poll() is None  # a dry run changes nothing
+    cli("hooks", "uninstall")
+    assert server.wait(timeout=30) == 0  # it noticed its socket was gone and left
+    assert not _serving()
+
+
 def test_the_fingerprint_follows_the_package_files(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.py").write_text("x = 1\n")

@@ -57,6 +57,25 @@ def socket_path() -> str | None:
     return None if folder is None else os.path.join(folder, f"hook-{zlib.crc32(os.fsencode(home)):08x}.sock")
 
 
+def stop_server() -> bool:
+    """Ask this home's server to leave: its socket is removed, which the server notices within seconds (an event
+    already under way finishes). True when there was a socket to remove; never raises, never creates a folder."""
+    from habitus.store.home import home_dir
+
+    home = home_dir()
+    candidates = [os.path.join(home, "run", "hook.sock"),
+                  os.path.join(os.environ.get("TMPDIR") or "/tmp", f"habitus-{os.getuid()}",
+                               f"hook-{zlib.crc32(os.fsencode(home)):08x}.sock")]
+    removed = False
+    for path in candidates:
+        try:
+            os.unlink(path)
+            removed = True
+        except OSError:
+            continue
+    return removed
+
+
 def start_server() -> None:
     """Start a detached server for this home, unless one was started a moment ago (never raises)."""
     path = socket_path()

@@ -21,7 +21,8 @@ What the hook promises stays as it was:
 One server per home (an exclusive lock beside its socket); the socket lives in a folder only this
 user can open, and a peer of another user is refused. It keeps parsed the repo maps its children read
 (`habitus.recall.warm`), checked against the store before each use. It leaves after `HABITUS_HOOK_SERVER_IDLE_S`
-(default 30 minutes) without an event, and as soon as the installed code changes. `HABITUS_HOOK_SERVER=off`
+(default 30 minutes) without an event, as soon as the installed code changes, and within seconds of its
+socket being removed (`habitus hooks uninstall` does that: `hook_client.stop_server`). `HABITUS_HOOK_SERVER=off`
 or `hooks.server = false` in the config turn it off.
 """
 
@@ -256,6 +257,14 @@ def _reap(children: dict[int, float]) -> None:
                     kill()
 
 
+def _still_ours(path: Path, inode: int) -> bool:
+    """Whether this server's socket is still where hooks look for it (`hook_client.stop_server` removes it)."""
+    try:
+        return path.stat().st_ino == inode
+    except OSError:
+        return False
+
+
 def serve(idle_s: float) -> int:
     """Accept hook events until idle for `idle_s` or stopped; 0 also when another server already serves."""
     import fcntl
@@ -293,6 +302,8 @@ def serve(idle_s: float) -> int:
                 _keep_maps(notify_r)
             if listener not in ready:
                 if not children and time.monotonic() - last > idle_s:
+                    break
+                if not _still_ours(path, inode):  # `hooks uninstall` (or a removed home) took the socket away
                     break
                 continue
             try:
