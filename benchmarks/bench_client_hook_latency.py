@@ -27,14 +27,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))  # the scripted model server (a stand-in for the paid model API)
 
-from bench_recall_latency import TASKS, bytecode_env, make_repo, populate, summary  # noqa: E402
+from bench_recall_latency import TASKS, hook_payload, make_repo, populate  # noqa: E402
+from timing import bytecode_env, summary, timed  # noqa: E402
 
 from scripted_model import scripted_model  # noqa: E402
 
@@ -90,12 +90,7 @@ def prompt_hook_only(settings: Path) -> None:
 
 
 def subprocess_ms(cmd: list[str], runs: int, env: dict[str, str], stdin: bytes = b"") -> list[float]:
-    out = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=True)  # a failing run is no timing
-        out.append((time.perf_counter() - start) * 1000)
-    return out
+    return [timed(cmd, env=env, stdin=stdin).wall for _ in range(runs)]  # a failing run is never timed
 
 
 def main() -> None:
@@ -141,8 +136,7 @@ def main() -> None:
                 later = [m for i, m in enumerate(ms) if i % args.prompts]
                 print(summary("  first prompt of a session", first))
                 print(summary("  later prompts (--resume)", later))
-        payload = json.dumps({"cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": TASKS[1],
-                              "session_id": "bench-bare"}).encode()
+        payload = hook_payload(repo, TASKS[1], "bench-bare")
         bare = env
         print(summary("same hook, bare subprocess (python)",
                       subprocess_ms([sys.executable, "-m", "habitus.deliver.hook", "UserPromptSubmit"], n, bare,

@@ -23,17 +23,18 @@ Target (issue 4 §7): p95 ≤ 200 ms for `habitus recall` on this machine.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import random
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import bytecode_env, summary, timed  # noqa: E402
 
 VOCAB = str.split("grid toolbar export import palette layer brush zoom canvas history undo redo selection snap ruler "
          "guide font text shape filter plugin theme cache session login token upload download search index "
@@ -157,65 +158,28 @@ def populate(repo: Path, files: list[str], n_workflows: int, n_records: int, see
     conn.close()
 
 
-CPU_MS: list[float] = []  # CPU time (user + sys) of each timed child process, alongside wall time
-
-
-def bytecode_env() -> dict[str, str]:
-    """Byte-compile the habitus package and return an environment whose children use (and may write) bytecode."""
-    import habitus
-
-    compileall.compile_dir(str(Path(habitus.__file__).parent), quiet=1)
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
 CHILD_ENV: dict[str, str] = {}
 
 
-def time_runs(cmd: list[str], tasks: list[str], runs: int, repo: Path) -> list[float]:
-    out = []
-    CPU_MS.clear()
-    for i in range(runs):
-        task = tasks[i % len(tasks)]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run([*cmd, task, "--cwd", str(repo), "--json"], capture_output=True, text=True, check=False,
-                              env=CHILD_ENV or None)
-        out.append((time.perf_counter() - start) * 1000)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        CPU_MS.append(1000 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime))
-        if done.returncode != 0:
-            raise SystemExit(f"recall failed: {done.stderr.strip()}")
-    return out
+def time_runs(cmd: list[str], tasks: list[str], runs: int, repo: Path) -> tuple[list[float], list[float]]:
+    """(wall ms, CPU ms) of `runs` recall processes over `tasks`, round-robin."""
+    times = [timed([*cmd, tasks[i % len(tasks)], "--cwd", str(repo), "--json"], env=CHILD_ENV or None)
+             for i in range(runs)]
+    return [t.wall for t in times], [t.cpu for t in times]
 
 
-def time_hook(habitus: str, tasks: list[str], runs: int, repo: Path, *, new_session: bool) -> list[float]:
-    """Wall ms of `habitus hook UserPromptSubmit` with a real payload (CPU ms into CPU_MS)."""
-    out = []
-    CPU_MS.clear()
-    for i in range(runs):
-        payload = {"cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": tasks[i % len(tasks)],
-                   "session_id": f"bench-{i}" if new_session else "bench-same"}
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run([habitus, "hook", "UserPromptSubmit", "--agent", "claude"], input=json.dumps(payload).encode(),
-                       capture_output=True, check=True, env=CHILD_ENV or None)
-        out.append((time.perf_counter() - start) * 1000)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        CPU_MS.append(1000 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime))
-    return out
+def hook_payload(repo: Path, task: str, session: str) -> bytes:
+    return json.dumps({"cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": task,
+                       "session_id": session}).encode()
 
 
-def _p95(ms: list[float]) -> float:
-    ordered = sorted(ms)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-
-
-def summary(name: str, ms: list[float], cpu: list[float] | None = None) -> str:
-    line = (f"{name:<34} n={len(ms):<4} wall p50={statistics.median(ms):7.1f} p95={_p95(ms):7.1f} "
-            f"max={max(ms):7.1f} ms")
-    if cpu:
-        line += f" | cpu p50={statistics.median(cpu):6.1f} p95={_p95(cpu):6.1f} ms"
-    return line
+def time_hook(habitus: str, tasks: list[str], runs: int, repo: Path, *,
+              new_session: bool) -> tuple[list[float], list[float]]:
+    """(wall ms, CPU ms) of `habitus hook UserPromptSubmit` with a real payload."""
+    times = [timed([habitus, "hook", "UserPromptSubmit", "--agent", "claude"], env=CHILD_ENV or None,
+                   stdin=hook_payload(repo, tasks[i % len(tasks)], f"bench-{i}" if new_session else "bench-same"))
+             for i in range(runs)]
+    return [t.wall for t in times], [t.cpu for t in times]
 
 
 def main() -> None:
@@ -258,15 +222,12 @@ def main() -> None:
         for name, cmd in rows:
             if "--count" not in cmd:
                 time.sleep(2.5)  # let the last counted show settle so the cache is written once
-            wall = time_runs(cmd, TASKS, args.runs, repo)
-            print(summary(name, wall, CPU_MS))
+            print(summary(name, *time_runs(cmd, TASKS, args.runs, repo)))
         for task in TASKS:
-            wall = time_runs([habitus, "recall"], [task], max(5, args.runs // 6), repo)
-            print(summary(f"  CLI: {task[:22]}", wall, CPU_MS))
+            print(summary(f"  CLI: {task[:22]}", *time_runs([habitus, "recall"], [task], max(5, args.runs // 6), repo)))
         for name, new_session in (("hook prompt submit (new session)", True),
                                   ("hook prompt submit (same session)", False)):
-            wall = time_hook(habitus, TASKS, args.runs, repo, new_session=new_session)
-            print(summary(name, wall, CPU_MS))
+            print(summary(name, *time_hook(habitus, TASKS, args.runs, repo, new_session=new_session)))
         print(f"load average after timing: {os.getloadavg()[0]:.2f}")
         from habitus.recall import recall
 

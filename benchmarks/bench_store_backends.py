@@ -16,10 +16,7 @@ Target (issue 15 §3): recall p95 against PostgreSQL within 1.5× SQLite's; the 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,18 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_recall_latency import TASKS, bytecode_env, make_repo, populate, summary  # noqa: E402
-
-
-def _one(cmd: list[str], env: dict[str, str], stdin: bytes | None = None) -> tuple[float, float]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(cmd, input=stdin, capture_output=True, check=False, env=env)
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{cmd[1]} failed: {done.stderr.decode(errors='replace').strip()}")
-    return wall, 1000 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+from bench_recall_latency import TASKS, hook_payload, make_repo, populate  # noqa: E402
+from timing import Run, bytecode_env, p95, summary, timed  # noqa: E402
 
 
 def main() -> None:
@@ -72,27 +59,26 @@ def main() -> None:
               f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
         for env in envs.values():  # warm the page cache and the recall caches (and let them settle)
             for task in TASKS:
-                _one([habitus, "recall", task, "--cwd", str(repo), "--json", "--no-log"], env)
+                timed([habitus, "recall", task, "--cwd", str(repo), "--json", "--no-log"], env=env)
         time.sleep(2.5)
-        results: dict[str, dict[str, list[tuple[float, float]]]] = {n: {"recall": [], "hook": []} for n in envs}
+        results: dict[str, dict[str, list[Run]]] = {n: {"recall": [], "hook": []} for n in envs}
         for i in range(args.runs):
             task = TASKS[i % len(TASKS)]
-            payload = json.dumps({"cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": task,
-                                  "session_id": f"bench-{i}"}).encode()
+            payload = hook_payload(repo, task, f"bench-{i}")
             for name, env in envs.items():  # interleaved: both see the same load
                 results[name]["recall"].append(
-                    _one([habitus, "recall", task, "--cwd", str(repo), "--json", "--no-log"], env))
-                results[name]["hook"].append(_one([habitus, "hook", "UserPromptSubmit", "--agent", "claude"], env,
-                                                  payload))
-        p95 = {}
+                    timed([habitus, "recall", task, "--cwd", str(repo), "--json", "--no-log"], env=env))
+                results[name]["hook"].append(timed([habitus, "hook", "UserPromptSubmit", "--agent", "claude"], env=env,
+                                                   stdin=payload))
+        tails = {}
         for name in envs:
             for kind in ("recall", "hook"):
-                wall = [w for w, _ in results[name][kind]]
-                cpu = [c for _, c in results[name][kind]]
+                wall = [t.wall for t in results[name][kind]]
+                cpu = [t.cpu for t in results[name][kind]]
                 print(summary(f"{name:<8} {kind} ({'--no-log' if kind == 'recall' else 'logged'})", wall, cpu))
-                p95[(name, kind)] = sorted(wall)[min(len(wall) - 1, round(0.95 * (len(wall) - 1)))]
+                tails[(name, kind)] = p95(wall)
         for kind in ("recall", "hook"):
-            print(f"p95 ratio PostgreSQL / SQLite, {kind}: {p95[('postgres', kind)] / p95[('sqlite', kind)]:.2f}")
+            print(f"p95 ratio PostgreSQL / SQLite, {kind}: {tails[('postgres', kind)] / tails[('sqlite', kind)]:.2f}")
 
         from habitus.bench.concurrency import run_writers
 

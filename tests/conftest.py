@@ -21,6 +21,11 @@ def habitus_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("HABITUS_HOME", str(home))
     monkeypatch.setenv("HABITUS_LLM", "none")
     monkeypatch.setenv("HABITUS_HOOK_BUDGET_S", TEST_HOOK_BUDGET_S)
+    # a hook requests no detached build (no stray processes, no race): what it reads is prebuilt by learning, or
+    # by the test (tests/recall/test_prebuilt.py covers the detached build and the answers without one)
+    monkeypatch.setenv("HABITUS_PREBUILD", "off")
+    # hooks run in their own process unless a test starts a hook server (tests/deliver/test_hook_server.py)
+    monkeypatch.setenv("HABITUS_HOOK_SERVER", "off")
     return home
 
 

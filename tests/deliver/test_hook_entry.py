@@ -221,6 +221,34 @@ def test_session_end_ingests_the_transcript_incrementally(repo: Path, tmp_path: 
     assert [len(r.commands) for r in load_records(connect())] == [3]
 
 
+def test_session_end_prebuilds_what_the_next_prompts_read(repo: Path, tmp_path: Path) -> None:
+    """The session's work tree at its HEAD: the kept subject and HEAD's code snapshot (issue 22 §6)."""
+    from habitus.capture.subject import repo_subject
+    from habitus.index.code import repo_cache_dir
+    from habitus.index.snapshot import open_snapshot, snapshot_name
+    from habitus.recall.gitdir import find_git
+    from habitus.recall.repo import read_facts
+
+    from .conftest import claude_session_lines, git
+
+    transcript = tmp_path / "sess-pb.jsonl"
+    transcript.write_text("\n".join(claude_session_lines("sess-pb", repo)) + "\n")
+    payload = {"session_id": "sess-pb", "transcript_path": str(transcript), "cwd": str(repo),
+               "hook_event_name": "SessionEnd", "reason": "exit"}
+    assert run_hook("SessionEnd", payload, env={"HABITUS_HOOK_INLINE": "1"}, budget="20").stdout == b""
+    # the session committed after its transcript was ingested: nothing new to learn, a new HEAD to prebuild
+    (repo / "notes.md").write_text("# notes\n")
+    git(repo, "add", "notes.md")
+    git(repo, "commit", "-q", "-m", "notes")
+    assert run_hook("SessionEnd", payload, env={"HABITUS_HOOK_INLINE": "1"}, budget="20").stdout == b""
+    head, subject = git(repo, "rev-parse", "HEAD").strip(), repo_subject(repo)
+    found = find_git(repo.resolve())
+    assert found is not None and read_facts(found) == (head, subject)
+    snapshot = open_snapshot(repo_cache_dir(subject.split("@", 1)[0]) / snapshot_name(head), head)
+    assert snapshot is not None and snapshot.has("notes.md")
+    snapshot.close()
+
+
 def test_budget_comes_from_the_config_file(repo: Path, habitus_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HABITUS_HOOK_BUDGET_S")  # the suite's generous budget would win over the file
     _seed_pitfall(repo)

@@ -128,8 +128,11 @@ def stress_hooks(repo: Path, db_path: Path, *, processes: int = 16, seconds: flo
         integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
         logged_prompts = {r[0] for r in conn.execute(
             "SELECT session_id FROM handovers WHERE session_id LIKE 'stress-%'")}
-        logged_tools = {r[0] for r in conn.execute(
-            "SELECT session_id FROM hook_shown WHERE kind = 'pitfall' AND session_id LIKE 'stress-%'")}
+        try:
+            logged_tools = {r[0] for r in conn.execute(
+                "SELECT session_id FROM hook_shown WHERE kind = 'pitfall' AND session_id LIKE 'stress-%'")}
+        except sqlite3.OperationalError:  # no hook ever marked a shown trap (all silent, e.g. under heavy load)
+            logged_tools = set()
         handover_rows = conn.execute("SELECT count(*) FROM handovers WHERE session_id LIKE 'stress-%'").fetchone()[0]
     finally:
         conn.close()

@@ -40,8 +40,13 @@ def subject_for_root(root: str) -> str | None:
     roots = _git(Path(root), "rev-list", "--max-parents=0", "HEAD")
     if not roots:
         return None
+    return make_subject(roots, _git(Path(root), "config", "--get", "remote.origin.url"))
+
+
+def make_subject(roots: str, remote: str | None) -> str:
+    """The subject from `git rev-list --max-parents=0 HEAD`'s output and the origin's URL (None or "": none)."""
     root_commit = sorted(roots.split())[0]
-    remote = _git(Path(root), "config", "--get", "remote.origin.url")
+    remote = (remote or "").strip()
     if remote:  # `https://user:token@host/…` must not become part of every stored subject
         from habitus.capture.redact import redact
 

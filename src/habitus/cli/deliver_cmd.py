@@ -109,6 +109,10 @@ def hooks_uninstall(agent: str | None = UninstallAgentOption, scope: str | None 
         report.checked.append({"agent": agent or "claude", "scope": "--settings", "path": str(settings)})
     else:
         report = _uninstall_everywhere("hooks", agent, scope, dry_run)
+    if report.changes and not dry_run:
+        from habitus.deliver.hook_client import stop_server
+
+        stop_server()  # the warm hook server leaves too; a hook still installed elsewhere starts a new one
     _emit_uninstall(report, as_json)
 
 

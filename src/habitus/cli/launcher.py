@@ -14,9 +14,9 @@ def main() -> None:
     argv = sys.argv[1:]
     if argv and argv[0] in ("recall", "hook") and not {"-h", "--help"} & set(argv[1:]):
         if argv[0] == "recall":
-            from habitus.cli.recall_cmd import run_fast
+            from habitus.cli.recall_fast import run_recall
 
-            sys.exit(run_fast(argv[1:]))
+            sys.exit(run_recall(argv[1:]))
         from habitus.deliver.hook import main as hook_main
 
         hook_main(argv[1:])

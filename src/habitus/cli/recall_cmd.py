@@ -1,49 +1,20 @@
 """CLI command `habitus recall "TASK" --cwd PATH`: the hand-over a task would get, as text or `--json`.
 
-Also `run_fast(argv)`: the same command parsed with argparse, for the latency-sensitive paths
-(`python -m habitus.recall …`, hooks) that should not pay for importing Typer and Rich; this
-module therefore imports Typer and the output helpers only inside `register`.
+The console script and `python -m habitus.recall` do not load Typer for it: they run
+`habitus.cli.recall_fast` (`run_recall`, `run_fast`, re-exported here), which this command shares.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from pathlib import Path  # resolved at run time by Typer (`register`)
 
+from habitus.cli.recall_fast import hand_over, print_text, run_fast, run_recall
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typer
 
-
-def _read_task(task: str) -> str:
-    if task == "-":
-        return sys.stdin.read()
-    return task
-
-
-def _run(task: str, cwd: Path, agent: str, budget: int | None, selector: str, session_id: str | None,
-         log: bool) -> dict[str, Any]:
-    """The hand-over as a dict; RecallError outside a git repository (there is no memory to hand over)."""
-    from habitus.recall.api import RecallError, recall
-
-    result = recall(_read_task(task), cwd=cwd, agent=agent, budget=budget, selector=selector, session_id=session_id,
-                    log=log)
-    if result.subject is None:
-        from habitus.capture.subject import not_a_repo_message
-
-        raise RecallError(f"--cwd {not_a_repo_message(result.cwd or cwd)}; recall hands over a repo's memory")
-    return result.to_dict()
-
-
-def _print_text(data: dict[str, Any]) -> None:
-    if data["text"]:
-        sys.stdout.write(data["text"])
-        if data.get("abstained"):
-            sys.stderr.write(f"habitus: no file handed over: {data['abstained']}\n")
-    else:
-        why = f"; {data['abstained']}" if data.get("abstained") else ""
-        sys.stderr.write(f"habitus: no workflow fits this task (intent: {data['intent']}){why}\n")
+__all__ = ["register", "run_fast", "run_recall"]
 
 
 def register(app: typer.Typer) -> None:
@@ -71,40 +42,7 @@ def register(app: typer.Typer) -> None:
         from habitus.store.sqlite import StoreError
 
         try:
-            data = _run(task, cwd, agent, budget, selector, session_id, count and not no_log)
+            data = hand_over(task, cwd, agent, budget, selector, session_id, count and not no_log)
         except (RecallError, StoreError) as exc:
             fail(str(exc))
-        emit(data, as_json, render=_print_text)
-
-
-def run_fast(argv: list[str] | None = None) -> int:
-    """`habitus recall` without Typer/Rich (same options); returns the exit code."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="habitus recall", description="Hand a task the workflows it needs.")
-    parser.add_argument("task")
-    parser.add_argument("--cwd", default=".")
-    parser.add_argument("--agent", default="claude")
-    parser.add_argument("--budget", type=int, default=None)
-    parser.add_argument("--selector", default="habitus")
-    parser.add_argument("--session", default=None)
-    parser.add_argument("--count", action="store_true")
-    parser.add_argument("--no-log", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    from habitus.recall.api import RecallError
-    from habitus.store.sqlite import StoreError
-
-    try:
-        data = _run(args.task, Path(args.cwd), args.agent, args.budget, args.selector, args.session,
-                    args.count and not args.no_log)
-    except (RecallError, StoreError) as exc:
-        sys.stderr.write(f"habitus: error: {str(exc).splitlines()[0]}\n")
-        return 1
-    if args.json:
-        from habitus.core.untrusted import sanitise_data
-
-        sys.stdout.write(json.dumps(sanitise_data(data), indent=2, ensure_ascii=False) + "\n")
-    else:
-        _print_text(data)
-    return 0
+        emit(data, as_json, render=print_text)

@@ -6,9 +6,9 @@ The trace model's names (`Trace`, `Step`, …) load on first use, so importing a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from habitus.core.lazy import lazy_exports
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: every hook process imports this
 
 if TYPE_CHECKING:
     from habitus.core.trace import Outcome, OutcomeSource, OutcomeStatus, Step, StepKind, ToolCall, Trace, Usage

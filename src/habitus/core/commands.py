@@ -9,8 +9,8 @@ comment is never taken for a command, and a redirection target never for an argu
 from __future__ import annotations
 
 import functools
-import re
 
+from habitus.core.lazyre import lazy_re
 from habitus.core.shell import code_text, pipelines, simple_commands
 
 CHECK_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -41,7 +41,7 @@ CHECK_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-_COMPILED = {kind: re.compile("|".join(f"(?:{p})" for p in pats)) for kind, pats in CHECK_PATTERNS.items()}
+_COMPILED = {kind: lazy_re("|".join(f"(?:{p})" for p in pats)) for kind, pats in CHECK_PATTERNS.items()}  # when used
 
 
 @functools.lru_cache(maxsize=16384)
@@ -123,7 +123,7 @@ def file_shown(command: str) -> str | None:
 
 
 _SHELL_EDITORS = frozenset({"apply_patch", "applypatch"})
-_IN_PLACE = re.compile(r"-[a-zA-Z]*i[a-zA-Z.~]*")  # sed -i, sed -i.bak, perl -pi, perl -i -pe (not perl -Ilib)
+_IN_PLACE = lazy_re(r"-[a-zA-Z]*i[a-zA-Z.~]*")  # sed -i, sed -i.bak, perl -pi, perl -i -pe (not perl -Ilib)
 
 
 def edits_files(command: str) -> bool:

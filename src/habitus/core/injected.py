@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from habitus.core.lazyre import lazy_re
+
 HANDOVER_MARK = "# habitus: "  # the first line of every hand-over (workflows, or the repo's past work)
 PITFALL_MARK = "habitus pitfall warning"  # the head of the warning after a tool call
 MOVED_MARK, TRAP_MARK = "habitus: memory says ", "habitus: before editing "  # the one-line warnings before an edit
@@ -34,8 +36,8 @@ MARKS = (HANDOVER_MARK, PITFALL_MARK, *EDIT_MARKS)
 # Claude Code labels hook context when it renders it for the model: "PostToolUseFailure:Bash hook additional context: "
 _LABEL = r"(?:[\w:.*|-]{1,80} hook additional context: )?"
 _MARK_RE = "|".join(re.escape(m) for m in MARKS)
-_TAGGED = re.compile(r"<([A-Za-z][\w-]{0,60})>\s*" + _LABEL + r"(?:" + _MARK_RE + r").*?</\1>\s*", re.DOTALL)
-_LINE_START = re.compile(r"^\s{0,3}(?:<[A-Za-z][\w-]{0,60}>\s*)?" + _LABEL + r"(" + _MARK_RE + r")", re.MULTILINE)
+_TAGGED = lazy_re(r"<([A-Za-z][\w-]{0,60})>\s*" + _LABEL + r"(?:" + _MARK_RE + r").*?</\1>\s*", re.DOTALL)
+_LINE_START = lazy_re(r"^\s{0,3}(?:<[A-Za-z][\w-]{0,60}>\s*)?" + _LABEL + r"(" + _MARK_RE + r")", re.MULTILINE)
 
 
 def has_mark(text: str) -> bool:

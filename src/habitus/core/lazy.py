@@ -7,8 +7,11 @@ this so that importing one light submodule does not import every sibling.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: every hook process imports this
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def lazy_exports(package: str, where: dict[str, str]) -> Callable[[str], Any]:

@@ -25,11 +25,12 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from habitus.core.lazyre import lazy_re
 from habitus.core.paths import repo_relative
 from habitus.core.shell import without_comments
 from habitus.core.untrusted import hidden, sanitise
 
-INSTRUCTION_PATTERNS = tuple(re.compile(p, re.I) for p in (
+INSTRUCTION_PATTERNS = tuple(lazy_re(p, re.I) for p in (
     r"\bignore\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier)\b",
     r"\bdisregard\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|instructions)\b",
     r"\b(system|developer)\s+prompt\b",
@@ -42,24 +43,24 @@ INSTRUCTION_PATTERNS = tuple(re.compile(p, re.I) for p in (
     r"\bfetch\s+(the\s+)?url\b",
 ))
 
-_MARKER = re.compile(r"<!--|-->|habitus:rules:|(?m:^\s{0,3}#{1,6}\s)")
-_TAG = re.compile(r"</?[A-Za-z_][\w-]*(?:\s[^<>]{0,200})?>")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
-_URL = re.compile(r"\b(?:https?|ftp|file)://\S+|\bwww\.\S+", re.I)
-_SHELL_OPERATOR = re.compile(r"\|\||&&|[|;]|\$\(|<\(|>>?|`")
+_MARKER = lazy_re(r"<!--|-->|habitus:rules:|(?m:^\s{0,3}#{1,6}\s)")
+_TAG = lazy_re(r"</?[A-Za-z_][\w-]*(?:\s[^<>]{0,200})?>")
+_CODE_SPAN = lazy_re(r"(`+)(.+?)\1", re.S)
+_URL = lazy_re(r"\b(?:https?|ftp|file)://\S+|\bwww\.\S+", re.I)
+_SHELL_OPERATOR = lazy_re(r"\|\||&&|[|;]|\$\(|<\(|>>?|`")
 _SHELL_PROGRAMS = ("curl|wget|sudo|doas|bash|sh|zsh|dash|ksh|nc|ncat|netcat|socat|powershell|pwsh|iex|"
                    "chmod|chown|rm|mkfs|ssh|scp|rsync|crontab|osascript")
 _PACKAGE_MANAGERS = "pip|pip3|pipx|npm|npx|yarn|pnpm|bun|gem|brew|apt|apt-get|cargo|uv|go|deno|poetry|conda"
 _INTERPRETERS = "python|python3|node|perl|ruby|php|deno|bun|bash|sh"
-_PROSE_COMMAND = re.compile(
+_PROSE_COMMAND = lazy_re(
     rf"(?<![\w./-])(?:(?:{_SHELL_PROGRAMS})\s+\S"
     rf"|(?:{_PACKAGE_MANAGERS})\s+(?:install|add|i|get|x|dlx|exec|run|tool)\b"
     rf"|(?:{_INTERPRETERS})\s+(?:-\w|\S+\.(?:py|js|sh|pl|rb|php)\b|-\s|<)"
     r"|\|\s*\S|<\(|\$\(|\b(?:exec|eval|__import__|urlopen|system|popen)\s*\()", re.I)
-_CLAUSE_END = re.compile(r"[,;!?)\]](?:\s|$)|\.(?:\s|$)|\s[-–—]\s|\n")
+_CLAUSE_END = lazy_re(r"[,;!?)\]](?:\s|$)|\.(?:\s|$)|\s[-–—]\s|\n")
 _STOP_AFTER = frozenset(("before", "after", "first", "then", "when", "to", "and", "or", "instead", "in", "on",
                          "from", "if", "so", "while", "once", "again", "until", "for", "with", "each", "every"))
-_PATH_LIKE = re.compile(r"^[~./]?[\w.@+-]*(?:/[\w.@+-]*)+$|^[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,7}$")
+_PATH_LIKE = lazy_re(r"^[~./]?[\w.@+-]*(?:/[\w.@+-]*)+$|^[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,7}$")
 
 
 def instruction_like(text: str) -> str | None:
@@ -159,7 +160,7 @@ _CODE_KEYWORDS = frozenset((
     "interface", "struct", "enum", "fn", "pub", "impl", "use", "package", "select", "insert", "update", "delete",
     "create", "alter", "not", "and", "or", "is", "in", "lambda", "yield", "raise", "try", "except", "catch",
 ))
-_PROGRAM_WORD = re.compile(r"^(?:[A-Za-z_]\w*=\S*|[a-z0-9][\w.+-]*|\.{0,2}/[\w./-]+)$")
+_PROGRAM_WORD = lazy_re(r"^(?:[A-Za-z_]\w*=\S*|[a-z0-9][\w.+-]*|\.{0,2}/[\w./-]+)$")
 
 
 def _reads_as_command(body: str) -> bool:
@@ -245,7 +246,7 @@ def unsupported(text: str, allowlist: Allowlist, *, also: Iterable[str] = ()) ->
     return None
 
 
-_ERRORISH = re.compile(r"error|exception|fail|fatal|traceback|not found|no such|denied|refused|cannot|can't|invalid|"
+_ERRORISH = lazy_re(r"error|exception|fail|fatal|traceback|not found|no such|denied|refused|cannot|can't|invalid|"
                        r"missing|unknown|undefined|expected", re.I)
 
 

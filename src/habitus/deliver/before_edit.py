@@ -77,16 +77,15 @@ def edit_warnings(payload: dict[str, Any], db: Any, *, session: str = "", local:
 
     `db` holds the memory (on a shared store read through the local recall cache, no round trip); `local` the
     session's "shown" marks (`habitus.deliver.prepared.session_db`; `db` itself when not given)."""
-    from habitus.capture.subject import repo_root, subject_for_root
     from habitus.recall.cache import active_workflows
+    from habitus.recall.repo import repo_facts
     from habitus.store.notes import shown_in_session
 
     cwd = Path(str(payload.get("cwd") or ""))
     paths = edited_paths(str(payload.get("tool_name") or ""), payload.get("tool_input"))
     if not paths or not cwd.is_dir():
         return []
-    root = repo_root(cwd)
-    subject = subject_for_root(str(root)) if root else None  # one git call for the root, not two
+    root, _head, subject = repo_facts(cwd, quick=True)  # from .git and the kept facts: no git process
     if root is None or subject is None:
         return []
     targets = {r for p in paths if (r := repo_relative(p, cwd, root))}

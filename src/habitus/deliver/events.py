@@ -98,7 +98,8 @@ def _prepare_prompt(payload: dict[str, Any], *, agent: str, conn: Connection | N
         seen = shown_in_session(local, session, "workflow") if session else set()
         # whether to show is known only after selection: recall once without logging, then count and log
         # the same result (`record_handover`) when it is shown
-        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False)
+        result = recall(prompt, cwd=str(cwd), agent=agent, conn=db, session_id=session or None, log=False,
+                        quick=True)
         if result.subject is None:
             prepared.skipped = not_a_repo_reason(cwd)
         data = result.to_dict()
@@ -144,10 +145,10 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
     events = tool_events(payload)
     if not events:
         return Prepared()
-    from habitus.capture.subject import repo_subject
     from habitus.core.injected import PITFALL_MARK
+    from habitus.recall.repo import repo_facts
 
-    subject = repo_subject(cwd)
+    subject = repo_facts(cwd, quick=True)[2]  # from .git and the kept facts: no git process
     if subject is None:
         return Prepared(skipped=not_a_repo_reason(cwd))
     session = str(payload.get("session_id") or "")
@@ -184,7 +185,8 @@ def _prepare_tool(payload: dict[str, Any], *, agent: str, conn: Connection | Non
 
 
 def session_end(payload: dict[str, Any], *, agent: str = "claude") -> str | None:
-    """Start the incremental ingest of the transcript in a detached process (inline with HABITUS_HOOK_INLINE=1).
+    """Start the incremental ingest of the transcript in a detached process (inline with HABITUS_HOOK_INLINE=1),
+    which then prebuilds what the next session's prompts read of the repo (`habitus.recall.prebuild`).
 
     Returns why nothing was started (no transcript), or None.
     """
@@ -196,17 +198,20 @@ def session_end(payload: dict[str, Any], *, agent: str = "claude") -> str | None
     if not usable:
         return f"skipped: no transcript file at {str(path)[:200]!r}"
     path = str(Path(str(path)).expanduser())
+    cwd, _why = payload_cwd(payload)
     if os.environ.get("HABITUS_HOOK_INLINE") == "1":
-        ingest_transcript(path, agent)
+        ingest_transcript(path, agent, cwd=cwd)
         return None
-    subprocess.Popen([sys.executable, "-m", "habitus.deliver.hook", "--ingest", path, "--agent", agent],
+    where = ["--cwd", str(cwd)] if cwd is not None else []
+    subprocess.Popen([sys.executable, "-m", "habitus.deliver.hook", "--ingest", path, "--agent", agent, *where],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True)
     return None
 
 
-def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None:
-    """Ingest one transcript incrementally (new lines only), then learn from it; errors go to hooks.log."""
+def ingest_transcript(path: str, agent: str = "claude", *, cwd: Path | None = None) -> dict[str, Any] | None:
+    """Ingest one transcript incrementally (new lines only), then learn from it, then prebuild what recall reads
+    of the repo at `cwd` at its HEAD (facts, code snapshot); errors go to hooks.log."""
     from habitus.deliver.hook_log import log_line
 
     try:
@@ -219,6 +224,10 @@ def ingest_transcript(path: str, agent: str = "claude") -> dict[str, Any] | None
             flush_outbox(store.conn)  # this machine's queued hand-overs reach a shared store first
             report = ingest_paths([Path(path)], store)
             records = _refresh_records(store, path) if report.traces else 0
+        if cwd is not None:
+            from habitus.recall.prebuild import prebuild
+
+            prebuild(cwd)
         return {"traces": report.traces, "steps": report.steps, "records": records}
     except Exception as exc:  # noqa: BLE001 - a background job has nobody to report to but the log
         log_line("ingest", agent, f"error: {type(exc).__name__}: {exc} ({path})")

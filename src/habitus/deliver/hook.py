@@ -21,6 +21,11 @@ of `main`), interpreter start-up and stdin included:
 
 Where `os.fork` does not exist (Windows) the work runs in a daemon thread instead and the parent
 leaves with `os._exit` at the deadline (the same contract, without the GIL guarantee).
+
+When a hook server runs for this home (`habitus.deliver.hook_server`: a warm process with the hook's
+modules loaded), the worker is its forked child instead of ours, on the same frames over a socket
+(`habitus.deliver.hook_client`), which spares each event the interpreter's imports; without one, the
+event runs here as above and a server is started for the next events.
 """
 
 from __future__ import annotations
@@ -29,12 +34,19 @@ import contextlib
 import json
 import os
 import sys
-import threading
 import time
-from typing import Any
 
-from habitus.deliver.hook_log import log_line
-from habitus.store.home import habitus_home as _home
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: every hook process imports this
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+
+def log_line(event: str, agent: str, message: str) -> None:
+    """`habitus.deliver.hook_log.log_line`, loaded when there is something to log."""
+    from habitus.deliver.hook_log import log_line as write
+
+    write(event, agent, message)
 
 DEFAULT_BUDGET_S = 1.5
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a payload beyond this is not a hook payload we can use
@@ -47,13 +59,16 @@ class HookTimeout(Exception):
 
 def config_value(section: str, key: str) -> object | None:
     """One value from `$HABITUS_HOME/config.toml` (e.g. hooks.budget_s), or None; never raises."""
-    path = _home() / "config.toml"
+    from habitus.store.home import home_dir
+
+    path = os.path.join(home_dir(), "config.toml")
     try:
-        if not path.is_file():
+        if not os.path.isfile(path):
             return None
         import tomllib
 
-        table = tomllib.loads(path.read_text(encoding="utf-8")).get(section)
+        with open(path, encoding="utf-8") as fh:
+            table = tomllib.loads(fh.read()).get(section)
         return table.get(key) if isinstance(table, dict) else None
     except Exception:  # noqa: BLE001 - a broken config must not break a hook
         return None
@@ -87,8 +102,8 @@ def _budget(value: str | None) -> float:
     return DEFAULT_BUDGET_S
 
 
-def _parse_args(argv: list[str]) -> tuple[str, str, str | None, str | None]:
-    event, agent, budget, ingest = "", "claude", None, None
+def _parse_args(argv: list[str]) -> tuple[str, str, str | None, str | None, str | None]:
+    event, agent, budget, ingest, cwd = "", "claude", None, None, None
     it = iter(argv)
     for arg in it:
         if arg == "--agent":
@@ -101,9 +116,11 @@ def _parse_args(argv: list[str]) -> tuple[str, str, str | None, str | None]:
             budget = arg.split("=", 1)[1]
         elif arg == "--ingest":
             ingest = next(it, None)
+        elif arg == "--cwd":
+            cwd = next(it, None)
         elif not event and not arg.startswith("-"):
             event = arg
-    return event, agent, budget, ingest
+    return event, agent, budget, ingest, cwd
 
 
 # --- reading stdin under the clock ------------------------------------------------------------------------
@@ -141,6 +158,8 @@ def read_stdin(deadline: float, limit: int = MAX_STDIN_BYTES) -> bytes:
 
 def _read_in_thread(fd: int, deadline: float, limit: int) -> bytes:
     """Where `select` cannot wait on a pipe (Windows): read in a daemon thread, joined until the deadline."""
+    import threading
+
     box: dict[str, Any] = {}
 
     def read() -> None:
@@ -200,6 +219,8 @@ def _read_frame(fd: int, deadline: float) -> bytes:
             raise HookTimeout("waiting for the answer")
         chunk = os.read(fd, _CHUNK)
         if not chunk:
+            if time.monotonic() >= deadline:  # ended at the deadline (a hook server's worker ends itself then)
+                raise HookTimeout("waiting for the answer")
             raise RuntimeError("the worker process ended without an answer")
         buf += chunk
         if need is None and len(buf) >= 8:
@@ -229,23 +250,31 @@ def _run_forked(event: str, agent: str, raw: bytes, deadline: float, budget: flo
     os.close(answer_w)
     os.close(ack_r)
     try:
-        try:
-            frame = json.loads(_read_frame(answer_r, deadline))
-        except HookTimeout:
-            _kill(pid, signal.SIGKILL)
-            raise
-        if frame.get("error"):
-            log_line(event, agent, f"error: {frame['error']}")
-        elif frame.get("skipped"):
-            log_line(event, agent, frame["skipped"])
-        out = frame.get("output")
-        written = bool(out) and _write_output(out)
-        _send(ack_w, b"1" if written else b"0")
-        if written:
-            _wait_for_commit(answer_r, deadline, event, agent)
+        supervise(answer_r, ack_w, deadline, event, agent, lambda: _kill(pid, signal.SIGKILL))
     finally:
         os.close(answer_r)
         os.close(ack_w)
+
+
+def supervise(answer_fd: int, ack_fd: int, deadline: float, event: str, agent: str,
+              kill: Callable[[], None]) -> None:
+    """Wait for the worker's answer until the deadline (then `kill` it), print it, acknowledge, wait for the commit.
+
+    The worker is this process's forked child, or a child of the hook server (`habitus.deliver.hook_client`)."""
+    try:
+        frame = json.loads(_read_frame(answer_fd, deadline))
+    except HookTimeout:
+        kill()
+        raise
+    if frame.get("error"):
+        log_line(event, agent, f"error: {frame['error']}")
+    elif frame.get("skipped"):
+        log_line(event, agent, frame["skipped"])
+    out = frame.get("output")
+    written = bool(out) and _write_output(out)
+    _send(ack_fd, b"1" if written else b"0")
+    if written:
+        _wait_for_commit(answer_fd, deadline, event, agent)
 
 
 def _send(fd: int, data: bytes) -> None:
@@ -273,6 +302,8 @@ def _kill(pid: int, sig: int) -> None:
 
 def _run_threaded(event: str, agent: str, raw: bytes, deadline: float, budget: float) -> None:
     """Without fork: a daemon worker thread; at the deadline the process leaves with os._exit(0)."""
+    import threading
+
     from habitus.deliver.hook_child import prepare
 
     box: dict[str, Any] = {}
@@ -306,26 +337,34 @@ def _run_threaded(event: str, agent: str, raw: bytes, deadline: float, budget: f
 def main(argv: list[str] | None = None) -> int:
     """Run one hook event; returns 0 whatever happens (the caller exits with it)."""
     start = time.monotonic() - process_age()  # the agent's clock started when it spawned us
-    event, agent, budget_arg, ingest = "?", "claude", None, None
+    event, agent, budget_arg, ingest, cwd = "?", "claude", None, None, None
     try:
-        event, agent, budget_arg, ingest = _parse_args(list(sys.argv[1:] if argv is None else argv))
+        event, agent, budget_arg, ingest, cwd = _parse_args(list(sys.argv[1:] if argv is None else argv))
         if ingest:  # the detached background job started by the session-end event
+            from pathlib import Path
+
             from habitus.deliver.events import ingest_transcript
 
-            ingest_transcript(ingest, agent)
+            ingest_transcript(ingest, agent, cwd=Path(cwd) if cwd else None)
             return 0
         budget = _budget(budget_arg)
         deadline = start + budget
+        served = False
         try:
             raw = read_stdin(deadline)
             if hasattr(os, "fork"):
-                _run_forked(event, agent, raw, deadline, budget)
+                from habitus.deliver.hook_client import run_served
+
+                served = run_served(event, agent, raw, deadline, supervise=supervise, timeout_error=HookTimeout,
+                                    config_value=config_value)  # a warm hook server, when one runs
+                if not served:
+                    _run_forked(event, agent, raw, deadline, budget)
             else:
                 _run_threaded(event, agent, raw, deadline, budget)
         except HookTimeout as exc:
             log_line(event, agent, f"timeout: over the {budget:g} s budget ({exc}); printed nothing")
         if os.environ.get("HABITUS_HOOK_TRACE"):
-            log_line(event, agent, f"done in {time.monotonic() - start:.3f} s")
+            log_line(event, agent, f"done in {time.monotonic() - start:.3f} s{' (served)' if served else ''}")
     except BaseException as exc:  # noqa: BLE001 - including SystemExit/KeyboardInterrupt: fail open
         log_line(event, agent, f"error: {type(exc).__name__}: {exc}")
     return 0

@@ -42,6 +42,14 @@ def _detach_from_agent() -> None:
     os.close(devnull)
 
 
+def _disarm() -> None:
+    """Cancel a deadline timer (a child of the hook server has one; the hook's own worker has none)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        import signal
+
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def serve_child(event: str, agent: str, raw: bytes, answer_fd: int, ack_fd: int) -> NoReturn:
     """Run in the forked child: answer on `answer_fd`, wait for the acknowledgement on `ack_fd`, exit 0."""
     try:
@@ -50,8 +58,6 @@ def serve_child(event: str, agent: str, raw: bytes, answer_fd: int, ack_fd: int)
         try:
             prepared = prepare(event, agent, raw)
             frame: dict[str, Any] = {"output": prepared.output, "skipped": prepared.skipped}
-            if not prepared.output:
-                prepared.commit()  # nothing to print: the per-session marks need no acknowledgement
         except BaseException as exc:  # noqa: BLE001 - reported to the supervisor, which logs it
             if prepared is not None:
                 prepared.discard()
@@ -59,10 +65,14 @@ def serve_child(event: str, agent: str, raw: bytes, answer_fd: int, ack_fd: int)
             frame = {"error": f"{type(exc).__name__}: {exc}"}
         data = json.dumps(frame, ensure_ascii=False).encode("utf-8")
         _write_all(answer_fd, len(data).to_bytes(8, "big") + data)
-        if prepared is not None and prepared.output:
+        # this process leaves with os._exit: its store connection is not closed (no checkpoint to wait for)
+        if prepared is not None and not prepared.output:
+            prepared.commit(close=False)  # nothing printed: the per-session marks need no acknowledgement
+        elif prepared is not None:
             ack = os.read(ack_fd, 1)  # b"" when the supervisor is gone
             if ack == b"1":
-                prepared.commit()
+                _disarm()  # printed: the commit must not be cut by the hook server's deadline timer
+                prepared.commit(close=False)
                 _write_all(answer_fd, b"C")
             else:
                 prepared.discard()

@@ -7,7 +7,7 @@ Cheap at import (the standard library and `store.home`): the hook entry point im
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+import time
 
 from habitus.store.home import logs_dir
 
@@ -24,7 +24,7 @@ def log_line(event: str, agent: str, message: str) -> None:
             from habitus.capture.redact import redact
 
             one_line = redact(one_line)[0]
-        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())  # as datetime.isoformat, UTC
         path = logs / "hooks.log"
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, logs / "hooks.log.1")  # keep one previous file; the log stays bounded

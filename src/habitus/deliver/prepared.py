@@ -68,7 +68,7 @@ class Prepared:
             self.conn.execute("BEGIN IMMEDIATE")
             self.began = True
 
-    def _end(self, statement: str) -> None:
+    def _end(self, statement: str, close: bool = True) -> None:
         conn, self.conn = self.conn, None
         if conn is None:
             return
@@ -76,11 +76,14 @@ class Prepared:
             if self.began and conn.in_transaction:
                 conn.execute(statement)
         finally:
-            if self.owned:
+            if self.owned and close:
                 conn.close()
 
-    def commit(self) -> dict[str, Any] | None:
-        self._end("COMMIT")
+    def commit(self, *, close: bool = True) -> dict[str, Any] | None:
+        """Commit the held writes. `close=False`: leave an owned connection open, for a process about to exit
+        (closing the last connection to the store checkpoints its write-ahead log: milliseconds a hook need not
+        wait for; the log stays valid and is checkpointed by a later commit)."""
+        self._end("COMMIT", close)
         return self.output
 
     def discard(self) -> None:

@@ -11,12 +11,13 @@ is also the list of files that exist at the commit: the repo map's places are va
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from habitus.core.lazyre import lazy_re
 
 GIT_TIMEOUT_S = 20
 MAX_BLOB_BYTES = 400_000  # bigger files are data or generated: listed, not read
@@ -26,19 +27,19 @@ _BINARY_SUFFIXES = frozenset({
     "woff2", "ttf", "otf", "eot", "mp3", "mp4", "mov", "wav", "so", "dylib", "dll", "exe", "bin", "lock", "pyc",
     "class", "o", "a", "wasm", "db", "sqlite", "svg", "min.js", "map",
 })
-_KEYWORD_DEF = re.compile(
+_KEYWORD_DEF = lazy_re(
     r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:(?:public|private|protected|internal|static|abstract|final|async|"
     r"unsafe|extern|override|sealed|open|data|inline|partial|pub(?:\([^)]*\))?)\s+)*"
     r"(?:function\*?|class|interface|type|enum|struct|trait|impl|module|namespace|object|record|def|fn|func|fun|"
     r"sub|proc|macro|defmodule|defn|protocol|extension|typealias|mixin)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)",
     re.M)
-_TOP_BINDING = re.compile(r"^(?:export\s+)?(?:declare\s+)?(?:const|let|var|val)\s+([A-Za-z_$][\w$]*)", re.M)
-_PY_CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]+)?=", re.M)
-_METHOD = re.compile(r"^[ \t]+(?:(?:public|private|protected|static|final|virtual|override|async|internal)\s+)+"
+_TOP_BINDING = lazy_re(r"^(?:export\s+)?(?:declare\s+)?(?:const|let|var|val)\s+([A-Za-z_$][\w$]*)", re.M)
+_PY_CONSTANT = lazy_re(r"^([A-Z][A-Z0-9_]{2,})\s*(?::[^=\n]+)?=", re.M)
+_METHOD = lazy_re(r"^[ \t]+(?:(?:public|private|protected|static|final|virtual|override|async|internal)\s+)+"
                      r"[\w<>\[\],.?]+\s+([A-Za-z_]\w*)\s*\(", re.M)
 # `import { type Row, type Col as C } from …` / `export { type Row }` (TypeScript): names imported or
 # re-exported, not defined here; the braces are blanked (newlines kept) before definitions are read
-_IMPORT_BRACES = re.compile(r"^[ \t]*(?:import|export)\s+(?:type\s+)?\{[^}]*\}", re.M)
+_IMPORT_BRACES = lazy_re(r"^[ \t]*(?:import|export)\s+(?:type\s+)?\{[^}]*\}", re.M)
 _FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 SYMBOLS_VERSION = 3  # bumped when `defined_symbols` changes: cached symbols of older versions are not reused
 KEEP_COMMIT_INDEXES = 32  # per repo; older per-commit indexes are removed (the blob cache keeps their symbols)
@@ -46,15 +47,77 @@ _NOT_NAMES = frozenset({"if", "for", "while", "switch", "return", "new", "of", "
                         "extends", "implements", "where", "self", "this", "super", "void"})
 
 
+@dataclass(frozen=True)
+class FileNames:
+    """The files of a code index by the names a task can use for them (built once per index): lower-cased path
+    (the last path spelled so), lower-cased file name, and file name up to its first dot. The four lookups below
+    are what recall asks; `habitus.index.snapshot.CodeSnapshot` answers them from disk."""
+
+    lower: dict[str, str]
+    by_name: dict[str, list[str]]
+    by_stem: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, code: CodeIndex) -> FileNames:
+        lower = {p.lower(): p for p in code.files}
+        by_name: dict[str, list[str]] = {}
+        by_stem: dict[str, list[str]] = {}
+        for p in code.files:
+            base = p.rsplit("/", 1)[-1].lower()
+            by_name.setdefault(base, []).append(p)
+            by_stem.setdefault(base.split(".", 1)[0], []).append(p)
+        return cls(lower, by_name, by_stem)
+
+    def path_by_lower(self, key: str) -> str | None:
+        return self.lower.get(key)
+
+    def lower_with_suffix(self, suffix: str, limit: int) -> list[str]:
+        """Paths (the last of each lower-cased spelling) whose lower-cased form ends with `suffix`, first first."""
+        hits: list[str] = []
+        for low, path in self.lower.items():
+            if low.endswith(suffix):
+                hits.append(path)
+                if len(hits) == limit:
+                    break
+        return hits
+
+    def with_name(self, name: str, limit: int) -> list[str]:
+        return self.by_name.get(name, [])[:limit]
+
+    def with_stem(self, stem: str, limit: int) -> list[str]:
+        return self.by_stem.get(stem, [])[:limit]
+
+
 @dataclass
 class CodeIndex:
-    """Files of one commit and the symbols each defines (None for files not read: binary or too big)."""
+    """Files of one commit and the symbols each defines (None for files not read: binary or too big).
+
+    Recall asks an index only through the lookups below (`has`, `existing`, `names`, `definers`, `term_docs`),
+    which `habitus.index.snapshot.CodeSnapshot` answers the same way from a file on disk.
+    """
 
     commit: str
     files: dict[str, tuple[str, ...] | None]
     cache_key: str | None = None
     _defines: dict[str, list[str]] | None = None
     _terms: dict[str, dict[str, int]] | None = None
+    _names: FileNames | None = None
+
+    def has(self, path: str) -> bool:
+        return path in self.files
+
+    def existing(self, paths: Iterable[str]) -> set[str]:
+        return {p for p in paths if p in self.files}
+
+    def names(self) -> FileNames:
+        """The files by their names (built on first use, then kept)."""
+        if self._names is None:
+            self._names = FileNames.of(self)
+        return self._names
+
+    def definers(self, names: set[str], limit: int) -> list[tuple[str, list[str]]]:
+        """(name, the first `limit` files defining it) for the names some file defines, in first-definition order."""
+        return [(name, files[:limit]) for name, files in self.defines().items() if name in names]
 
     def defines(self) -> dict[str, list[str]]:
         """symbol -> files defining it."""
@@ -134,6 +197,11 @@ def _cache_dir() -> Path:
     return habitus_home() / "cache" / "code" / f"v{SYMBOLS_VERSION}"
 
 
+def repo_cache_dir(cache_key: str) -> Path:
+    """The folder of one repo's code caches (blob symbols, per-commit indexes and snapshots)."""
+    return _cache_dir() / cache_key
+
+
 def _read_json(path: Path) -> dict[str, object] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -143,13 +211,9 @@ def _read_json(path: Path) -> dict[str, object] | None:
 
 
 def _write_json(path: Path, data: object) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    from habitus.store.cachefile import write_json_atomic
+
+    write_json_atomic(path, data)  # a cache that cannot be written only costs time
 
 
 def _read_blobs(repo: Path, oids: Iterable[str]) -> dict[str, bytes]:
@@ -227,4 +291,4 @@ def _prune(cache: Path) -> None:
         pass
 
 
-__all__ = ["CodeIndex", "code_index", "defined_symbols", "is_text_path"]
+__all__ = ["CodeIndex", "FileNames", "code_index", "defined_symbols", "is_text_path", "repo_cache_dir"]

@@ -27,11 +27,12 @@ import shlex
 from dataclasses import dataclass
 
 from habitus.core.commands import check_kind, last_command_words
+from habitus.core.lazyre import lazy_re
 from habitus.core.record import CommandFact
 from habitus.core.shell import Command, code_text, simple_commands
 
-_SCRIPT_CHECK = re.compile(r"^(?:(?:bash|sh|python3?|uv run|poetry run)\s+)?(?:\./)?(?:[\w.-]+/)*"
-                           r"(?:check|test|tests|lint|ci|verify)[\w-]*\.(?:sh|bash|ps1|py)(?:\s|$)")
+_SCRIPT_CHECK = lazy_re(r"^(?:(?:bash|sh|python3?|uv run|poetry run)\s+)?(?:\./)?(?:[\w.-]+/)*"
+                        r"(?:check|test|tests|lint|ci|verify)[\w-]*\.(?:sh|bash|ps1|py)(?:\s|$)")
 _WRAPPERS = frozenset({"python", "python3", "-m", "npx", "uv", "run", "poetry", "pnpm", "yarn", "bun", "exec",
                        "bash", "sh", "env", "time", "sudo"})
 # a word that makes a command rewrite files (`--fix`, `--write`, `-w`, `lint:fix`, `fmt`/`format` as a subcommand)

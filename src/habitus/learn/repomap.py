@@ -127,6 +127,10 @@ def learn_repo_map(conn: Any, subject: str, records: list[Record], repo: Path | 
 
         _root, head, _subj = repo_facts(repo)
         code = code_index(repo, head, cache_key=subject_root_commit(subject)) if head else None
+        if code is not None:  # what the prompt hook reads of HEAD, built here rather than on its path
+            from habitus.recall.prebuild import save_snapshot
+
+            save_snapshot(code, subject_root_commit(subject))
     repomap = build_repo_map(records, subject, repo=repo, code=code, prior=prior)
     verdict = map_verdict(repomap.calibration.get("out_of_sample")) if gate else \
         {"accepted": True, "reasons": [], "skipped": "saved without the gate (--no-gate)"}

@@ -65,6 +65,7 @@ KNOWN_KEYS: dict[str, tuple[type, str]] = {
     "store.vectors": (str, "shared store: how embeddings are ranked: auto | pgvector | numpy (see docs/store.md)"),
     "store.refresh_s": (float, "shared store: seconds the local recall cache is trusted before asking the server"),
     "share.repos": (str, "shared store: repos whose traces are shared (comma-separated remote URLs or root commits)"),
+    "hooks.server": (bool, "keep a warm hook server that runs hook events and `habitus recall` (default true)"),
 }
 SECRET_KEYS = frozenset({"llm.api_key", "embed.api_key", "store.url"})
 ENV_KEYS = {

@@ -2,6 +2,6 @@
 
 import sys
 
-from habitus.cli.recall_cmd import run_fast
+from habitus.cli.recall_fast import run_recall
 
-sys.exit(run_fast())
+sys.exit(run_recall(sys.argv[1:]))

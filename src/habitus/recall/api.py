@@ -312,13 +312,15 @@ def handover_writes(result: RecallResult, *, session_id: str | None = None) -> d
 
 def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | None = None, conn=None,
            workflows: list[Workflow] | None = None, selector: str = "habitus", session_id: str | None = None,
-           log: bool = True, repomap: RepoMap | None = None) -> RecallResult:
+           log: bool = True, repomap: RepoMap | None = None, quick: bool = False) -> RecallResult:
     """Choose, validate and render what `task` needs in the repo at `cwd`: where to look, how to check and what
     to watch out for (the repo map, `habitus.recall.look`), then the workflows that fit.
 
     `workflows` given → use them instead of the store (nothing is written to the store then
     unless `conn` is given too); the repo map is then used only when given as `repomap`.
     `log` → count shows and stale hits and log the hand-over.
+    `quick` (the prompt hook) → read what is prebuilt from the repository and never build on this call: the
+    repo's facts and HEAD's code index (`habitus.recall.prebuild`); what is missing is requested in the background.
     """
     if not isinstance(task, str):
         raise RecallError("the task must be text")
@@ -336,7 +338,7 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
     if workflows is None or repomap is not None:
         from habitus.recall.repo import repo_facts
 
-        root, head, subject = repo_facts(folder)  # one parallel round of git instead of four calls in a row
+        root, head, subject = repo_facts(folder, quick=quick)  # the .git folder and a facts file, else git
         repo = (root, head)
         if conn is None:
             from habitus.store.db import open_db
@@ -361,7 +363,8 @@ def recall(task: str, *, cwd: str | Path, agent: str = "claude", budget: int | N
             shown = [f for sel in selected for n in sel.shown_steps() if (f := step_file(sel, n))]
             mapped = look(task[:MAX_TASK_CHARS], intent, root=repo[0] if repo else None,
                           head=repo[1] if repo else None, subject=subject,
-                          conn=conn if workflows is None else None, repomap=repomap, workflow_files=shown)
+                          conn=conn if workflows is None else None, repomap=repomap, workflow_files=shown,
+                          quick=quick)
         from habitus.recall.handover import render_handover
 
         result = RecallResult(task=task, intent=intent, selected=selected,

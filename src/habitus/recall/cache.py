@@ -267,11 +267,21 @@ def active_workflows(conn: Connection, subject: str) -> list[Workflow]:
 
 def repo_map(conn: Connection, subject: str | None) -> RepoMap | None:
     """The subject's repo map (`habitus.store.repomap`). On a shared store it is read from a local copy checked
-    against the server less than `refresh_seconds()` ago, like the cue views, so a prompt pays no round trip."""
+    against the server less than `refresh_seconds()` ago, like the cue views, so a prompt pays no round trip; in a
+    hook server's child, the map the server keeps parsed when it is still current (`habitus.recall.warm`)."""
     from habitus.store.repomap import load_repo_map, load_repo_map_data
 
     if not subject or dialect(conn) != "postgres":
-        return load_repo_map(conn, subject)
+        from habitus.recall import warm
+
+        root = subject_root_commit(subject) if subject else None
+        kept = warm.kept_map(conn, root) if root else None
+        if kept is not None:  # parsed by the hook server before it forked this process
+            return kept
+        repomap = load_repo_map(conn, subject)
+        if root and repomap is not None:
+            warm.loaded(root)
+        return repomap
     from habitus.core.repomap import RepoMap
 
     path = cache_path(subject, "repomap", conn)
@@ -313,19 +323,6 @@ def _phrases(any_: list, none: list, steps: list) -> tuple[list[str], list[str],
 
 
 def _write(path: Path, data: dict) -> None:
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # written only when the cache is rebuilt
+    from habitus.store.cachefile import write_json_atomic  # written only when the cache is rebuilt
 
-        fd, tmp = tempfile.mkstemp(prefix=".recall-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass  # a read-only home only costs time
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_json_atomic(path, data)

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from habitus.core.repomap import CheckConvention, RepoMap, Trap
     from habitus.recall.where import Candidate
 
+# on the prompt hook a quoted phrase is searched for at most this long: `git grep` over a 100,000-file work tree
+# takes about a second, over a few thousand files milliseconds (the CLI waits `where.GREP_TIMEOUT_S`)
+QUICK_GREP_S = 0.15
 _ASKS_WHERE = lazy_re(r"\bwhere\b|\bwhich (?:file|files|module|component|class|function)\b|\bfind (?:the )?"
                          r"(?:file|code|place)\b|\blocate\b|\bwhat file", re.I)
 
@@ -84,10 +87,11 @@ def relevant_traps(repomap: RepoMap, files: list[str], checks: list[CheckConvent
 
 def look(task: str, intent: str, *, root: Path | None, head: str | None, subject: str | None,
          conn: sqlite3.Connection | None = None, repomap: RepoMap | None = None,
-         workflow_files: list[str] | None = None) -> Look:
+         workflow_files: list[str] | None = None, quick: bool = False) -> Look:
     """Where to look, how to check and what to watch out for, for `task` in the repo at `root` (see the module).
 
-    `workflow_files` are the files the workflows picked for the task point at: the checks for them come first."""
+    `workflow_files` are the files the workflows picked for the task point at: the checks for them come first.
+    `quick` (the prompt hook): read HEAD's code index only as prebuilt (`habitus.recall.prebuild.code_for`)."""
     kind = task_kind(task, intent)
     if kind == "followup":
         return Look(kind=kind)
@@ -104,10 +108,10 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
     checked = kind == "change" or verifies(task)
     from habitus.recall.where import is_named
 
-    files = _where(task, repomap, root, head, subject, result)
+    files = _where(task, repomap, root, head, subject, result, quick)
     unrestricted = strip_restrictions(task)
     if files and unrestricted != task:  # what only a restricting clause pointed at is not handed
-        allowed = {c.file for c in _where(unrestricted, repomap, root, head, subject, Look(kind=kind))}
+        allowed = {c.file for c in _where(unrestricted, repomap, root, head, subject, Look(kind=kind), quick)}
         files = [c for c in files if c.file in allowed or is_named(c.features)]
     if kind == "inspect" and not _ASKS_WHERE.search(task):
         # a question or review gets the files it names (a fact of the tree), not the map's guesses
@@ -122,20 +126,40 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
 
 
 def _where(task: str, repomap: RepoMap, root: Path | None, head: str | None, subject: str | None,
-           result: Look) -> list[Candidate]:
+           result: Look, quick: bool) -> list[Candidate]:
     from habitus.core.subject import subject_root_commit
-    from habitus.index.code import code_index
-    from habitus.recall.where import candidates, pick, probabilities
+    from habitus.index.snapshot import CodeSnapshot, SnapshotError
+    from habitus.recall.prebuild import code_for, discard_snapshot
+    from habitus.recall.where import GREP_TIMEOUT_S, candidates, pick, probabilities
 
     if root is None or head is None:
         result.abstained = "not in a git work tree"
         return []
-    code = code_index(root, head, cache_key=subject_root_commit(subject) if subject else None)
-    if code is None:
-        result.abstained = "cannot list the files at HEAD"
+    key = subject_root_commit(subject) if subject else None
+    ranked: list[Candidate] | None = None
+    for _attempt in range(2):  # a damaged snapshot: discarded, then built in place (or, quick, left to a rebuild)
+        code = code_for(root, head, key, quick=quick)
+        if code is None:
+            result.abstained = "HEAD's code index is being built" if quick else "cannot list the files at HEAD"
+            return []
+        try:
+            found = candidates(task, repomap, code, root, code_docs=code.term_docs(),
+                               grep_timeout=QUICK_GREP_S if quick else GREP_TIMEOUT_S)
+            ranked = probabilities(found, repomap.model)
+            break
+        except SnapshotError:
+            assert isinstance(code, CodeSnapshot)
+            discard_snapshot(code, root if quick else None)
+            if quick:
+                break
+        finally:
+            if isinstance(code, CodeSnapshot):
+                code.close()
+    if ranked is None:
+        result.abstained = "HEAD's code index is being rebuilt"
         return []
-    ranked = probabilities(candidates(task, repomap, code, root, code_docs=code.term_docs()), repomap.model)
-    ranked = [c for c in ranked if (root / c.file).exists()]  # committed but deleted in the work tree
+    # committed but deleted in the work tree (or, from an older commit's snapshot, deleted since)
+    ranked = [c for c in ranked if (root / c.file).exists()]
     result.considered = ranked[:6]
     result.confidence = ranked[0].chance if ranked else 0.0
     need = repomap.thresholds.get("handover_chance", 0.5)

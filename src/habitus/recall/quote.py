@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 
+from habitus.core.lazyre import lazy_re
 from habitus.core.untrusted import one_line, sanitise
 
 DEFAULT_QUOTE_CHARS = 200
 _NEUTRAL = str.maketrans({"`": "ˋ", "<": "‹", ">": "›"})
-_MARKER = re.compile(r"<!--|-->|habitus:rules:")
+_MARKER = lazy_re(r"<!--|-->|habitus:rules:")
 
 
 def _redact(text: str) -> str:

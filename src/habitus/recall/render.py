@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from habitus.core.injected import HANDOVER_MARK
+from habitus.core.lazyre import lazy_re
 from habitus.core.paths import repo_relative
 from habitus.core.quarantine import evidence_line, structural_problem
 from habitus.core.shell import without_comments
@@ -147,7 +148,7 @@ def _clean(text: str) -> str:
     return text if text and structural_problem(text) is None else ""
 
 
-_PLAIN_VALUE = re.compile(r"^[\w.+@:,=/-]+$")
+_PLAIN_VALUE = lazy_re(r"^[\w.+@:,=/-]+$")
 
 
 def command_fills(fills: dict[str, str]) -> dict[str, str]:

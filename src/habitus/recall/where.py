@@ -27,16 +27,24 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from habitus.core.lazyre import lazy_re
 from habitus.core.tasktext import CONTEXT_HEADS, TaskText
+from habitus.index.code import FileNames
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from habitus.core.repomap import RepoMap
     from habitus.index.code import CodeIndex
+    from habitus.index.snapshot import CodeSnapshot
+
+    Code = CodeIndex | CodeSnapshot  # the commit's files and symbols: in memory, or read from its snapshot
+    Names = FileNames | CodeSnapshot  # `code.names()`: the files by the names a task can use for them
 
 FEATURES = ("named", "named_strong", "named_code_only", "named_context_only", "named_count", "named_rate", "defines",
             "quoted", "map", "map_top", "vote", "code", "code_top", "base")
@@ -94,18 +102,18 @@ class Candidate:
                 "features": {k: round(v, 3) for k, v in self.features.items() if v}}
 
 
-def _resolve_path(mention: str, files: dict[str, object], lower: dict[str, str],
-                  by_name: dict[str, list[str]]) -> str | None:
+def _resolve_path(mention: str, names: Names) -> str | None:
     clean = mention.strip("`'\"()[]<>,;:").removeprefix("./").removeprefix("@")
     key = clean.lower()
-    if key in lower:
-        return lower[key]
+    exact = names.path_by_lower(key)
+    if exact is not None:
+        return exact
     if "/" in key:
-        hits = [p for low, p in lower.items() if low.endswith("/" + key)]
+        hits = names.lower_with_suffix("/" + key, 2)
         if len(hits) == 1:
             return hits[0]
     name = key.rsplit("/", 1)[-1]
-    hits = by_name.get(name, [])
+    hits = names.with_name(name, 2)
     return hits[0] if len(hits) == 1 else None
 
 
@@ -150,85 +158,107 @@ def _mention_kind(text: str, title: str, path: str, mention: str, *, is_plan: bo
     return strong, not in_prose, in_prose and not outside_context
 
 
-@dataclass(frozen=True)
-class FileNames:
-    """The files of a code index by lower-cased path, file name and stem (built once per recall)."""
-
-    lower: dict[str, str]
-    by_name: dict[str, list[str]]
-    by_stem: dict[str, list[str]]
-
-    @classmethod
-    def of(cls, code: CodeIndex) -> FileNames:
-        lower = {p.lower(): p for p in code.files}
-        by_name: dict[str, list[str]] = {}
-        by_stem: dict[str, list[str]] = {}
-        for p in code.files:
-            base = p.rsplit("/", 1)[-1].lower()
-            by_name.setdefault(base, []).append(p)
-            by_stem.setdefault(base.split(".", 1)[0], []).append(p)
-        return cls(lower, by_name, by_stem)
-
-
-def named_files(tt: TaskText, code: CodeIndex, names: FileNames | None = None) -> dict[str, Mention]:
-    """file -> how the task names it, for the files the task names that exist in `code`."""
-    names = names or FileNames.of(code)
-    lower, by_name, by_stem = names.lower, names.by_name, names.by_stem
+def named_files(tt: TaskText, code: Code, names: Names | None = None) -> dict[str, Mention]:
+    """file -> how the task names it, for the files the task names that exist in `code` (`names`: its
+    `names()`, when the caller already has them)."""
+    names = names or code.names()
     found: dict[str, Mention] = {}
     body = tt.body
     for mention in tt.paths:
-        path = _resolve_path(mention, code.files, lower, by_name)
+        path = _resolve_path(mention, names)
         if path is None:
             continue
         kind = Mention(max(1, body.count(mention)), *_mention_kind(body, tt.title, path, mention, is_plan=tt.is_plan))
         found[path] = found[path].merge(kind) if path in found else kind
     for name in tt.names:
-        hits = by_stem.get(name.lower(), [])
+        hits = names.with_stem(name.lower(), 2)
         if len(hits) == 1 and len(name) >= 4 and hits[0] not in found:
             found[hits[0]] = Mention(max(1, body.count(name)),
                                      *_mention_kind(body, tt.title, hits[0], name, is_plan=tt.is_plan))
     return found
 
 
-def defining_files(tt: TaskText, code: CodeIndex) -> dict[str, list[str]]:
+def defining_files(tt: TaskText, code: Code) -> dict[str, list[str]]:
     """file -> the names the task mentions that it defines (names defined by at most MAX_DEFINERS files)."""
     wanted = {n for n in tt.names if len(n) >= 4}
     if not wanted:
         return {}
     out: dict[str, list[str]] = {}
-    for name, files in code.defines().items():
-        if name in wanted and len(files) <= MAX_DEFINERS:
+    for name, files in code.definers(wanted, MAX_DEFINERS + 1):
+        if len(files) <= MAX_DEFINERS:
             for f in files:
                 out.setdefault(f, []).append(name)
     return out
 
 
-def quoted_files(tt: TaskText, worktree: Path | None) -> dict[str, list[str]]:
+def quoted_files(tt: TaskText, worktree: Path | None, *, timeout: float = GREP_TIMEOUT_S) -> dict[str, list[str]]:
     """file -> quoted phrases of the task it contains verbatim (a phrase found in more than MAX_QUOTE_FILES
-    files is too common to say where the work goes)."""
+    files is too common to say where the work goes). The searches (each phrase, and its first words for a quote
+    that wraps) run at once, all within `timeout` s."""
+    return start_quoted(tt, worktree, timeout=timeout)()
+
+
+def start_quoted(tt: TaskText, worktree: Path | None, *,
+                 timeout: float = GREP_TIMEOUT_S) -> Callable[[], dict[str, list[str]]]:
+    """Start the searches of `quoted_files` now; the call returned waits for them (until `timeout` after now) and
+    answers as `quoted_files`, so other work can run while git searches."""
     phrases = [q for q in tt.quoted if len(q) >= 6 and " " in q.strip()][:MAX_QUOTES]
     if worktree is None or not phrases:
-        return {}
-    out: dict[str, list[str]] = {}
-    for phrase in phrases:
-        # a long quote may wrap in the source: its first words are searched when the whole is not found
-        for needle in dict.fromkeys([phrase, " ".join(phrase.split()[:QUOTE_PREFIX_WORDS])]):
-            hits = _grep(worktree, needle)
-            if hits:
-                break
-        if 0 < len(hits) <= MAX_QUOTE_FILES:
-            for f in hits:
-                out.setdefault(f, []).append(phrase)
-    return out
+        return dict
+    # a long quote may wrap in the source: its first words count when the whole is not found
+    needles = {phrase: list(dict.fromkeys([phrase, " ".join(phrase.split()[:QUOTE_PREFIX_WORDS])]))
+               for phrase in phrases}
+    searches = _start_greps(worktree, [n for group in needles.values() for n in group], timeout)
+
+    def finish() -> dict[str, list[str]]:
+        found = searches()
+        out: dict[str, list[str]] = {}
+        for phrase in phrases:
+            hits: list[str] = []
+            for needle in needles[phrase]:
+                hits = found.get(needle, [])
+                if hits:
+                    break
+            if 0 < len(hits) <= MAX_QUOTE_FILES:
+                for f in hits:
+                    out.setdefault(f, []).append(phrase)
+        return out
+
+    return finish
 
 
-def _grep(worktree: Path, needle: str) -> list[str]:
+def _start_greps(worktree: Path, needles: list[str], timeout: float) -> Callable[[], dict[str, list[str]]]:
+    """Start one `git grep -l -F -I` per needle; the call returned answers needle -> files of the work tree holding
+    it, and a search still running `timeout` s after the start finds nothing."""
+    procs: dict[str, subprocess.Popen[str]] = {}
+    deadline = time.monotonic() + timeout
     try:
-        done = subprocess.run(["git", "-C", str(worktree), "grep", "-l", "-F", "-I", "-e", needle],
-                              capture_output=True, text=True, timeout=GREP_TIMEOUT_S, check=False)
+        for needle in dict.fromkeys(needles):
+            procs[needle] = subprocess.Popen(["git", "-C", str(worktree), "grep", "-l", "-F", "-I", "-e", needle],
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                             stderr=subprocess.DEVNULL, text=True)
     except (OSError, subprocess.SubprocessError):
-        return []
-    return [line for line in done.stdout.split("\n") if line]
+        pass
+
+    def collect() -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        try:
+            for needle, proc in procs.items():
+                try:
+                    out, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    continue
+                found[needle] = [line for line in out.split("\n") if line]
+        except (OSError, subprocess.SubprocessError):
+            pass
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        return found
+
+    return collect
 
 
 def bm25_normalised(query: list[str], docs: dict[str, dict[str, int]], k1: float = 1.2,
@@ -259,17 +289,22 @@ def bm25_normalised(query: list[str], docs: dict[str, dict[str, int]], k1: float
     return out
 
 
-def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree: Path | None = None,
-               *, code_docs: dict[str, dict[str, int]] | None = None,
-               names: FileNames | None = None) -> list[Candidate]:
-    """Every file some evidence points at, with its features (see the module docstring)."""
+def candidates(task: str | TaskText, repomap: RepoMap, code: Code, worktree: Path | None = None,
+               *, code_docs: dict[str, dict[str, int]] | CodeSnapshot | None = None,
+               names: Names | None = None, grep_timeout: float = GREP_TIMEOUT_S) -> list[Candidate]:
+    """Every file some evidence points at, with its features (see the module docstring).
+
+    `code_docs`: the files' retrieval terms (`code.term_docs()`), scored by BM25 for the code evidence;
+    `names`: `code.names()` when the caller keeps them; `grep_timeout`: how long the search for the task's
+    quoted phrases may take."""
     from habitus.core.tasktext import read_task
     from habitus.index.terms import terms
 
     tt = read_task(task) if isinstance(task, str) else task
+    quoted = start_quoted(tt, worktree, timeout=grep_timeout)  # git searches while the other evidence is read
     query = terms(tt.words)
     found: dict[str, Candidate] = {}
-    names = names or FileNames.of(code)
+    names = names or code.names()
     refused = negated_files(tt, code, names)
 
     def cand(path: str) -> Candidate:
@@ -297,11 +332,12 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         if told or not named_here:
             c.reasons.append("defines " + ", ".join(f"`{n}`" for n in (told or names)[:3])
                              + ("" if named_here else ", named in the task"))
-    for path, phrases in quoted_files(tt, worktree).items():
-        if path in code.files:
+    for path, phrases in quoted().items():
+        if code.has(path):
             cand(path).features["quoted"] = 1.0
             cand(path).reasons.append(f"contains {quote(phrases[0], 60)}, quoted in the task")
-    live = {p: prof for p, prof in repomap.files.items() if p in code.files}
+    present = code.existing(repomap.files)
+    live = {p: prof for p, prof in repomap.files.items() if p in present}
     map_scores = bm25_normalised(query, {p: prof.terms for p, prof in live.items()}) if query else {}
     for rank, (path, score) in enumerate(sorted(map_scores.items(), key=lambda kv: (-kv[1], kv[0]))):
         if rank < MAP_CANDIDATES or path in found:
@@ -313,7 +349,9 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
         c.features["vote"] = share
         c.reasons.append("changed by similar past tasks (" + "; ".join(quote(t, 70) for t in titles[:2]) + ")")
     if code_docs is not None and query:
-        code_scores = bm25_normalised(query, code_docs)
+        # a snapshot scores only the files this loop can keep: the best CODE_CANDIDATES and those already found
+        code_scores = bm25_normalised(query, code_docs) if isinstance(code_docs, dict) else \
+            code_docs.top(query, CODE_CANDIDATES, found)
         for rank, (path, score) in enumerate(sorted(code_scores.items(), key=lambda kv: (-kv[1], kv[0]))):
             if rank < CODE_CANDIDATES or path in found:
                 c = cand(path)
@@ -338,7 +376,7 @@ def candidates(task: str | TaskText, repomap: RepoMap, code: CodeIndex, worktree
     return list(found.values())
 
 
-def negated_files(tt: TaskText, code: CodeIndex, names: FileNames | None = None) -> set[str]:
+def negated_files(tt: TaskText, code: Code, names: Names | None = None) -> set[str]:
     """Files the task names only inside negated clauses ("do not touch `a.go`", "leave README.md alone" is not
     caught: only *not / never / no / without / n't* clauses): the task says where its work does not go."""
     from habitus.core.tasktext import read_task
@@ -347,7 +385,7 @@ def negated_files(tt: TaskText, code: CodeIndex, names: FileNames | None = None)
     kept = strip_negated(tt.body)
     if kept == tt.body:
         return set()
-    names = names or FileNames.of(code)
+    names = names or code.names()
     return set(named_files(tt, code, names)) - set(named_files(read_task(kept), code, names))
 
 

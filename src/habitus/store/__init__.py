@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: every hook process imports this
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from habitus.store.sqlite_store import SQLStore
 
 

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: every hook process imports this
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def home_dir() -> str:
+    """`$HABITUS_HOME` (default `~/.habitus`) as text: for a hook's start, which does not load pathlib."""
+    return os.path.expanduser(os.environ.get("HABITUS_HOME") or os.path.join("~", ".habitus"))
 
 
 def habitus_home() -> Path:
-    return Path(os.environ.get("HABITUS_HOME") or Path.home() / ".habitus").expanduser()
+    from pathlib import Path
+
+    return Path(home_dir())
 
 
 def default_db_path() -> Path:
