@@ -265,3 +265,17 @@ def test_the_server_preloads_what_a_prompt_imports(repo: Path, tmp_path: Path) -
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     assert report == {"printed": True, "new": []}
+
+
+def test_no_server_where_processes_cannot_fork(habitus_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from habitus.deliver.hook_client import enabled
+
+    monkeypatch.setenv("HABITUS_HOOK_SERVER", "on")
+    assert enabled(lambda _section, _key: None)
+    assert not enabled(lambda _section, _key: False)  # `hooks.server = false`
+    monkeypatch.delattr(os, "fork")  # as on Windows: the hook runs its event itself
+    assert not enabled(lambda _section, _key: None)
+    monkeypatch.delattr(os, "getuid")
+    from habitus.deliver.hook_client import stop_server
+
+    assert stop_server() is False  # `hooks uninstall` there has no server to send away, and does not fail

@@ -62,6 +62,8 @@ def stop_server() -> bool:
     already under way finishes). True when there was a socket to remove; never raises, never creates a folder."""
     from habitus.store.home import home_dir
 
+    if not hasattr(os, "getuid"):
+        return False  # no server runs where there are no Unix sockets (`enabled`)
     home = home_dir()
     candidates = [os.path.join(home, "run", "hook.sock"),
                   os.path.join(os.environ.get("TMPDIR") or "/tmp", f"habitus-{os.getuid()}",
@@ -102,7 +104,10 @@ def start_server() -> None:
 
 
 def enabled(config_value: Callable[[str, str], object]) -> bool:
-    """Whether hooks use (and start) a server: on unless `HABITUS_HOOK_SERVER=off` or `hooks.server = false`."""
+    """Whether hooks use (and start) a server: on unless `HABITUS_HOOK_SERVER=off` or `hooks.server = false`, and
+    only where processes fork and talk over Unix sockets (not on Windows, where the hook runs its event itself)."""
+    if not hasattr(os, "fork") or not hasattr(os, "getuid"):
+        return False
     if os.environ.get(SWITCH_ENV, "").lower() in ("off", "0", "false", "no"):
         return False
     return config_value("hooks", "server") is not False
