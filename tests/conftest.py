@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ TEST_HOOK_BUDGET_S = "120"
 
 
 @pytest.fixture(autouse=True)
-def habitus_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def habitus_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every test gets its own empty habitus home, so nothing touches ~/.habitus."""
     home = tmp_path_factory.mktemp("habitus-home")
     monkeypatch.setenv("HABITUS_HOME", str(home))
@@ -26,7 +27,20 @@ def habitus_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("HABITUS_PREBUILD", "off")
     # hooks run in their own process unless a test starts a hook server (tests/deliver/test_hook_server.py)
     monkeypatch.setenv("HABITUS_HOOK_SERVER", "off")
-    return home
+    yield home
+    # a hook server this test's hooks started (a real agent's hooks run with their own environment) leaves within
+    # seconds once its socket is gone, instead of idling for half an hour after the suite
+    (home / "run" / "hook.sock").unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_hook_server_outlives_the_suite(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN202
+    """The same, once the suite ends, for every home under the suite's temporary folder: session-scoped fixtures'
+    homes, and sockets in a private temporary folder (a home whose path is too long for a socket)."""
+    yield
+    base = tmp_path_factory.getbasetemp()
+    for sock in [*base.glob("**/run/hook.sock"), *base.glob("**/habitus-*/hook-*.sock")]:
+        sock.unlink(missing_ok=True)
 
 
 @pytest.fixture
