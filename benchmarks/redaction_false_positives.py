@@ -28,6 +28,7 @@ from habitus.capture.chat import read_chat
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.reader import detect_format, iter_trace_files
+from habitus.capture.redact import scanned_texts
 from habitus.capture.secret_scan import find_secrets
 from habitus.capture.spans import read_spans, read_transcript
 
@@ -39,27 +40,6 @@ def _shape(removed: str) -> str:
     classes = "".join(sorted({"a" if c.islower() else "A" if c.isupper() else "9" if c.isdigit() else "·"
                               for c in removed}))
     return f"{len(removed)} chars [{classes}]"
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]
-    if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
-    return []
-
-
-def _texts(trace: Any) -> list[tuple[str, str]]:
-    """(text, context) pairs as ingest scans them."""
-    texts = [(trace.task or "", "")]
-    for step in trace.steps:
-        texts.append((step.text or "", ""))
-        if step.tool is not None:
-            texts += [(s, "") for s in _strings(step.tool.input)]
-            texts.append((step.tool.output or "", " ".join(_strings(step.tool.input))[:400]))
-    return [(t, c) for t, c in texts if t]
 
 
 def scan(paths: list[Path]) -> dict[str, Any]:
@@ -74,7 +54,7 @@ def scan(paths: list[Path]) -> dict[str, Any]:
         files += 1
         for trace in READERS[fmt](path).traces:
             traces += 1
-            for text, context in _texts(trace):
+            for text, context in scanned_texts(trace):
                 texts += 1
                 chars += len(text)
                 for finding in find_secrets(text, context=context):

@@ -49,12 +49,6 @@ def all_secrets() -> list[str]:
     return [s for _, _, s in SHAPES] + [s for _, _, s in STRUCTURED] + EXTRA + [s for _, _, s in CORPUS]
 
 
-def _pieces(secret: str) -> list[str]:
-    """The secret and, for long ones, its middle and last ten characters (a secret cut short still leaks); not
-    its first ten, often a public prefix (`github_pat_`, `hooks.slack.com`) another text or a marker holds."""
-    return pieces(secret)
-
-
 def _env(home: Path) -> dict[str, str]:
     return {**os.environ, "HABITUS_HOME": str(home), "HABITUS_HOOK_INLINE": "1"}
 
@@ -197,7 +191,7 @@ def _leaks(secrets: list[str], roots: list[Path], outputs: list[str]) -> list[st
     blobs = {str(p): p.read_bytes() for p in _walk(*roots)}
     blobs.update({f"output #{i}": text.encode("utf-8", "replace") for i, text in enumerate(outputs)})
     for secret in secrets:
-        for piece in _pieces(secret):
+        for piece in pieces(secret):  # the secret, its middle and its last ten characters
             for where, blob in blobs.items():
                 if piece.encode() in blob:
                     found.append(f"{piece[:12]}… in {where}")

@@ -15,13 +15,13 @@ import re
 import tarfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from habitus.capture.claude import read_claude
 from habitus.capture.codex import read_codex
 from habitus.capture.reader import detect_format, iter_trace_files
+from habitus.capture.redact import scanned_texts
 from habitus.capture.secret_scan import find_secrets
 
 READERS = {"claude": read_claude, "codex": read_codex}
@@ -35,16 +35,6 @@ NOT_SECRETS = [re.compile(p) for p in (
     r"[~.]?/?(?:[\w.@-]+/)+[\w.@-]*", r"\d+", r"[a-z]+(?:[-_][a-z]+)*")]
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]
-    if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
-    return []
-
-
 def _redacted_values(folder: Path) -> tuple[Counter[str], int]:
     values: Counter[str] = Counter()
     chars = 0
@@ -53,13 +43,7 @@ def _redacted_values(folder: Path) -> tuple[Counter[str], int]:
         if reader is None:
             continue
         for trace in reader(path).traces:
-            texts = [(trace.task or "", "")]
-            for step in trace.steps:
-                texts.append((step.text or "", ""))
-                if step.tool is not None:
-                    texts += [(s, "") for s in _strings(step.tool.input)]
-                    texts.append((step.tool.output or "", " ".join(_strings(step.tool.input))[:400]))
-            for text, context in texts:
+            for text, context in scanned_texts(trace):
                 chars += len(text)
                 for finding in find_secrets(text, context=context):
                     values[text[finding.start:finding.end]] += 1

@@ -186,6 +186,28 @@ def _redact_step(step: Any) -> int:
     return total
 
 
+def scanned_texts(trace: Trace) -> list[tuple[str, str]]:
+    """(text, context) of the task, each step's text, each string of a tool input and each tool output, with the
+    context `redact_trace` gives it: what redaction could take from a trace, for checks of its false positives."""
+    texts = [(trace.task or "", "")]
+    for step in trace.steps:
+        texts.append((step.text or "", ""))
+        if step.tool is not None:
+            texts += [(s, "") for s in _strings(step.tool.input)]
+            texts.append((step.tool.output or "", _input_text(step.tool.input)))
+    return [(t, c) for t, c in texts if t]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
 def _input_text(value: Any) -> str:
     """A tool input as context for its output's scan (the file a Read named, the command that printed it)."""
     if isinstance(value, dict):

@@ -67,10 +67,10 @@ def _allow_patterns(regex: str) -> re.Pattern[str]:
 
 
 def _allowed(allowlists: list[dict[str, Any]], secret: str, match: str, line: str) -> bool:
+    targets = {"secret": secret, "match": match, "line": line}
+    lowered = secret.lower()
     for allow in allowlists:
-        targets = {"secret": secret, "match": match, "line": line}
         by_regex = [bool(_allow_patterns(r).search(targets.get(allow["target"], secret))) for r in allow["regexes"]]
-        lowered = secret.lower()
         by_word = [any(word in lowered for word in allow["stopwords"])] if allow["stopwords"] else []
         checks = [any(by_regex)] if by_regex else []
         checks += by_word
@@ -172,15 +172,5 @@ def rule_findings(index: int, text: str, hits: list[int]) -> list[Finding]:
     return found
 
 
-
-def keyword_rules() -> dict[str, list[int]]:
-    """Each lower-case keyword and the rules it triggers."""
-    table: dict[str, list[int]] = {}
-    for index, rule in enumerate(rules()):
-        for keyword in rule["keywords"]:
-            table.setdefault(keyword, []).append(index)
-    return table
-
-
-__all__ = ["Finding", "anchored_pattern", "is_token_rule", "keyword_rules", "kind_of", "rule_findings", "rulebook",
+__all__ = ["Finding", "anchored_pattern", "is_token_rule", "kind_of", "rule_findings", "rulebook",
            "rules"]

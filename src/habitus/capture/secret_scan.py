@@ -27,7 +27,7 @@ import ahocorasick
 from habitus.capture import secret_rulebook as book
 from habitus.capture.secret_context import SEEDS, assignment_findings, prefixed_token_findings, webhook_findings
 from habitus.capture.secret_rulebook import Finding
-from habitus.capture.secret_views import joined_view, wrapped_span
+from habitus.capture.secret_views import TOKEN_RUN, joined_view, wrapped_span
 from habitus.core.lazyre import lazy_re
 
 MIN_SECRET_TEXT = 8  # no rule matches a shorter text
@@ -36,7 +36,6 @@ SHORT_TEXT = 400  # texts up to this long are remembered (`_short_findings`)
 _BASE64_RUN = lazy_re(r"(?<![A-Za-z0-9_\-+/])[A-Za-z0-9+/_\-]{32,}={0,2}(?![A-Za-z0-9+/=])")
 _HOOK = "hook"
 _MARKER = lazy_re(r"\[REDACTED:[a-z0-9_]+\]")
-_TOKEN_RUN = lazy_re(r"[A-Za-z0-9_\-.~+/=]+")
 
 
 # Where a base64 run holding a PEM block or a JSON object starts (`-----BEGIN` at each of the three
@@ -181,7 +180,7 @@ def _wrapped(index: int, text: str, hits: list[int]) -> list[Finding]:
     for hit in hits:
         if hit and (text[hit - 1].isalnum() or text[hit - 1] == "_"):
             continue
-        run = _TOKEN_RUN.match(text, hit)
+        run = TOKEN_RUN.match(text, hit)
         if run is None or run.end() >= len(text) or text[run.end()] not in "\r\n" or run.end() - hit > 512:
             continue  # the token does not reach the end of its line: nothing was cut
         whole = anchored.match(text, hit)

@@ -27,7 +27,7 @@ _CONTINUATION = lazy_re(r"\\\r?\n[ \t]*")
 # A closing quote, an operator or a line break, and the next literal's opening quote (escaped or not). It
 # starts with the quote, a literal character `re` scans for fast; the rest is checked in `_junctions`.
 _JUNCTION = lazy_re(r"[\"'](?=[ \t+.\r\n])[ \t]*(?:[+.][ \t]*)?(?:\r?\n[ \t]*(?:[+.][ \t]*)?)?\\?[\"']")
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=]+")
+TOKEN_RUN = lazy_re(r"[A-Za-z0-9_\-.~+/=]+")  # a token a line break may cut (`secret_scan` too)
 MAX_WRAPPED_LINES = 8
 
 
@@ -153,7 +153,7 @@ def wrapped_span(text: str, start: int, match_at: Callable[[str], int]) -> int |
     `match_at(joined)` is the end of the rule's match at the start of `joined` (0: none); the token is
     taken as wrapped when joining the next line's leading run makes the match longer than the line.
     """
-    run = _TOKEN_RUN.match(text, start)
+    run = TOKEN_RUN.match(text, start)
     if run is None:
         return None
     joined, stop, found = run.group(), run.end(), None
@@ -161,7 +161,7 @@ def wrapped_span(text: str, start: int, match_at: Callable[[str], int]) -> int |
         if stop >= len(text) or text[stop] not in "\r\n":
             break
         after = stop + (2 if text.startswith("\r\n", stop) else 1)
-        more = _TOKEN_RUN.match(text, after)
+        more = TOKEN_RUN.match(text, after)
         if more is None or not _looks_random(more.group()):
             break
         longer = joined + more.group()
@@ -174,4 +174,4 @@ def wrapped_span(text: str, start: int, match_at: Callable[[str], int]) -> int |
     return found
 
 
-__all__ = ["View", "joined_view", "wrapped_span"]
+__all__ = ["TOKEN_RUN", "View", "joined_view", "wrapped_span"]
