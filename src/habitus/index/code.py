@@ -47,6 +47,12 @@ _NOT_NAMES = frozenset({"if", "for", "while", "switch", "return", "new", "of", "
                         "extends", "implements", "where", "self", "this", "super", "void"})
 
 
+def name_keys(path: str) -> tuple[str, str]:
+    """A file's lower-cased name and its stem (the name up to its first dot): how a task may name the file."""
+    base = path.rsplit("/", 1)[-1].lower()
+    return base, base.split(".", 1)[0]
+
+
 @dataclass(frozen=True)
 class FileNames:
     """The files of a code index by the names a task can use for them (built once per index): lower-cased path
@@ -63,9 +69,9 @@ class FileNames:
         by_name: dict[str, list[str]] = {}
         by_stem: dict[str, list[str]] = {}
         for p in code.files:
-            base = p.rsplit("/", 1)[-1].lower()
+            base, stem = name_keys(p)
             by_name.setdefault(base, []).append(p)
-            by_stem.setdefault(base.split(".", 1)[0], []).append(p)
+            by_stem.setdefault(stem, []).append(p)
         return cls(lower, by_name, by_stem)
 
     def path_by_lower(self, key: str) -> str | None:
@@ -291,4 +297,4 @@ def _prune(cache: Path) -> None:
         pass
 
 
-__all__ = ["CodeIndex", "FileNames", "code_index", "defined_symbols", "is_text_path", "repo_cache_dir"]
+__all__ = ["CodeIndex", "FileNames", "code_index", "defined_symbols", "is_text_path", "name_keys", "repo_cache_dir"]

@@ -66,11 +66,6 @@ def snapshot_name(commit: str) -> str:
     return f"snapshot-v{SNAPSHOT_VERSION}-{commit}.sqlite"
 
 
-def _names(path: str) -> tuple[str, str]:
-    base = path.rsplit("/", 1)[-1].lower()
-    return base, base.split(".", 1)[0]
-
-
 def write_snapshot(code: CodeIndex, path: Path) -> bool:
     """Store `code` at `path` (atomically); False when it could not be written."""
     from habitus.store.cachefile import replace_atomic
@@ -92,12 +87,12 @@ def write_snapshot(code: CodeIndex, path: Path) -> bool:
 
 
 def _fill(conn: sqlite3.Connection, code: CodeIndex) -> None:
+    from habitus.index.code import name_keys
+
     paths = list(code.files)
     ids = {p: i for i, p in enumerate(paths)}
-    conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?)", ((i, p, *_names(p)) for i, p in enumerate(paths)))
-    lowers: dict[str, str] = {}
-    for p in paths:
-        lowers[p.lower()] = p  # the last path with this spelling, like a dict built over the files
+    conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?)", ((i, p, *name_keys(p)) for i, p in enumerate(paths)))
+    lowers = code.names().lower  # the last path with each spelling, in the order of its first
     conn.executemany("INSERT INTO lowers VALUES (?, ?, ?, ?)",
                      ((i, low, low[::-1], p) for i, (low, p) in enumerate(lowers.items())))
     conn.executemany("INSERT INTO symbols VALUES (?, ?, ?)",

@@ -70,21 +70,6 @@ def task_kind(task: str, intent: str) -> str:
     return "inspect" if intent == "inspect" else "change"
 
 
-def live_checks(repomap: RepoMap, root: Path | None, files: list[str] | None = None,
-                hints: list[str] | None = None) -> list[CheckConvention]:
-    """The repo's checks for these files (`habitus.recall.howcheck.pick_checks`)."""
-    from habitus.recall.howcheck import pick_checks
-
-    return pick_checks(repomap, root, files or [], hints)
-
-
-def relevant_traps(repomap: RepoMap, files: list[str], checks: list[CheckConvention]) -> list[Trap]:
-    """Traps of the handed checks (`habitus.recall.howcheck.pick_traps`)."""
-    from habitus.recall.howcheck import pick_traps
-
-    return pick_traps(repomap, checks, files)
-
-
 def look(task: str, intent: str, *, root: Path | None, head: str | None, subject: str | None,
          conn: sqlite3.Connection | None = None, repomap: RepoMap | None = None,
          workflow_files: list[str] | None = None, quick: bool = False) -> Look:
@@ -101,13 +86,13 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
         repomap = repo_map(conn, subject)
     if repomap is None:
         return Look(kind="none")
+    from habitus.recall.howcheck import pick_checks, pick_traps
     from habitus.recall.intent import verifies
     from habitus.recall.negation import strip_restrictions
+    from habitus.recall.where import is_named
 
     result = Look(kind=kind, repomap_tasks=repomap.tasks)
     checked = kind == "change" or verifies(task)
-    from habitus.recall.where import is_named
-
     files = _where(task, repomap, root, head, subject, result, quick)
     unrestricted = strip_restrictions(task)
     if files and unrestricted != task:  # what only a restricting clause pointed at is not handed
@@ -120,8 +105,8 @@ def look(task: str, intent: str, *, root: Path | None, head: str | None, subject
     result.files = files
     if checked:
         handed = list(dict.fromkeys([c.file for c in files] + list(workflow_files or [])))
-        result.checks = live_checks(repomap, root, handed, [c.file for c in result.considered[:3]])
-        result.traps = relevant_traps(repomap, handed, result.checks)
+        result.checks = pick_checks(repomap, root, handed, [c.file for c in result.considered[:3]])
+        result.traps = pick_traps(repomap, result.checks, handed)
     return result
 
 
@@ -170,4 +155,4 @@ def _where(task: str, repomap: RepoMap, root: Path | None, head: str | None, sub
     return chosen
 
 
-__all__ = ["Look", "live_checks", "look", "relevant_traps", "task_kind"]
+__all__ = ["Look", "look", "task_kind"]

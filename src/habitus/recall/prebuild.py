@@ -43,13 +43,24 @@ def _snapshot_path(key: str, commit: str) -> Path:
     return repo_cache_dir(key) / snapshot_name(commit)
 
 
+def _has_snapshot(key: str, commit: str) -> bool:
+    """Whether `commit` has a usable snapshot already."""
+    from habitus.index.snapshot import open_snapshot
+
+    existing = open_snapshot(_snapshot_path(key, commit), commit)
+    if existing is None:
+        return False
+    existing.close()
+    return True
+
+
 def _latest_snapshot(key: str, but: Path) -> CodeSnapshot | None:
     """The newest usable snapshot of the repo other than `but` (HEAD's, which is missing or damaged)."""
     from habitus.index.code import repo_cache_dir
-    from habitus.index.snapshot import SNAPSHOT_VERSION, open_snapshot
+    from habitus.index.snapshot import open_snapshot, snapshot_name
 
     try:
-        found = sorted(repo_cache_dir(key).glob(f"snapshot-v{SNAPSHOT_VERSION}-*.sqlite"),
+        found = sorted(repo_cache_dir(key).glob(snapshot_name("*")),
                        key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
         return None
@@ -63,22 +74,20 @@ def _latest_snapshot(key: str, but: Path) -> CodeSnapshot | None:
 
 def save_snapshot(code: CodeIndex, key: str) -> None:
     """Keep `code` as its commit's snapshot (unless one is there) and prune the repo's older snapshots."""
-    from habitus.index.snapshot import open_snapshot, write_snapshot
+    from habitus.index.snapshot import write_snapshot
 
-    path = _snapshot_path(key, code.commit)
-    existing = open_snapshot(path, code.commit)
-    if existing is not None:
-        existing.close()
+    if _has_snapshot(key, code.commit):
         return
+    path = _snapshot_path(key, code.commit)
     if write_snapshot(code, path):
         _prune(path.parent)
 
 
 def _prune(folder: Path) -> None:
-    from habitus.index.snapshot import SNAPSHOT_VERSION
+    from habitus.index.snapshot import snapshot_name
 
     try:
-        snaps = sorted(folder.glob(f"snapshot-v{SNAPSHOT_VERSION}-*.sqlite"), key=lambda p: p.stat().st_mtime)
+        snaps = sorted(folder.glob(snapshot_name("*")), key=lambda p: p.stat().st_mtime)
         for path in snaps[:-KEEP_SNAPSHOTS]:
             path.unlink(missing_ok=True)
         for path in folder.glob(".snapshot-*.tmp"):  # left by a builder that was killed
@@ -121,16 +130,13 @@ def prebuild(root: Path | str) -> str | None:
     """Refresh the repo's facts and build HEAD's snapshot when missing; returns the commit built for, or None."""
     from habitus.core.subject import subject_root_commit
     from habitus.index.code import code_index
-    from habitus.index.snapshot import open_snapshot
     from habitus.recall.repo import refresh_facts
 
     top, head, subject = refresh_facts(Path(root))
     if top is None or head is None or subject is None:
         return None
     key = subject_root_commit(subject)
-    existing = open_snapshot(_snapshot_path(key, head), head)
-    if existing is not None:
-        existing.close()
+    if _has_snapshot(key, head):
         return head
     code = code_index(top, head, cache_key=key)
     if code is None:

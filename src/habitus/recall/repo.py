@@ -130,20 +130,21 @@ def repo_facts(folder: Path, *, quick: bool = False) -> tuple[Path | None, str |
 
                 request_prebuild(found.root)
                 return found.root, head, subject
-    root, git_head, subject = ask_git(folder)
-    if found is not None and root == found.root and git_head and subject:
-        write_facts(found, git_head, subject)
-    return root, git_head, subject
+    return _ask_and_keep(folder, found)
+
+
+def _ask_and_keep(folder: Path, found: GitDir | None) -> tuple[Path | None, str | None, str | None]:
+    """`ask_git(folder)`, its answer kept as the facts of `found` when git sees the same work tree."""
+    root, head, subject = ask_git(folder)
+    if found is not None and root == found.root and head and subject:
+        write_facts(found, head, subject)
+    return root, head, subject
 
 
 def refresh_facts(folder: Path) -> tuple[Path | None, str | None, str | None]:
     """Ask git again and keep the answer (the rebuild outside the hook)."""
     folder = Path(folder).resolve()
-    found = find_git(folder)
-    root, head, subject = ask_git(folder)
-    if found is not None and root == found.root and head and subject:
-        write_facts(found, head, subject)
-    return root, head, subject
+    return _ask_and_keep(folder, find_git(folder))
 
 
 __all__ = ["ask_git", "facts_path", "read_facts", "refresh_facts", "repo_facts", "write_facts"]
