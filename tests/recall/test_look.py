@@ -74,11 +74,19 @@ def test_a_plan_naming_a_file_gets_it_with_why_and_the_repos_checks(learned: Lea
     assert result.files[0] == "src/invoices/InvoiceTable.tsx"
     assert result.look is not None and "named in the task" in result.look.files[0].reasons
     assert {"npm test", "npm run lint"} <= set(result.checks)
-    if result.selected:  # a workflow that shows the file and the checks: the map does not repeat them
-        assert "`src/invoices/InvoiceTable.tsx`" in result.text and "npm test" in result.text
-    else:
-        assert "## Where to look" in result.text and "## How to check" in result.text
-        assert "`src/invoices/InvoiceTable.tsx` — named in the task" in result.text
+    assert result.selected  # a workflow that shows the file and the checks: the map does not repeat them
+    assert "`src/invoices/InvoiceTable.tsx`" in result.text and "npm test" in result.text
+    from habitus.store.repomap import load_repo_map
+
+    conn = connect(learned.db)
+    try:  # with no workflow to show them, the map's own sections do
+        repomap = load_repo_map(conn, learned.report["subjects"][0])
+    finally:
+        conn.close()
+    alone = _recall(learned, PLAN, work, workflows=[], repomap=repomap)
+    assert not alone.selected
+    assert "## Where to look" in alone.text and "## How to check" in alone.text
+    assert "`src/invoices/InvoiceTable.tsx` — named in the task" in alone.text
     assert result.chars <= 2_000
     codex = _recall(learned, PLAN, work, agent="codex")
     assert codex.chars <= 1_500 and codex.files[0] == "src/invoices/InvoiceTable.tsx"
