@@ -141,7 +141,6 @@ def _stopper(sock: Any, pid: int) -> Callable[[], None]:
     connection is closed), so a pid the server has reaped and reused is never hit."""
 
     def stop() -> None:
-        import signal
         import socket
 
         try:
@@ -150,14 +149,21 @@ def _stopper(sock: Any, pid: int) -> Callable[[], None]:
                 return
         except OSError:
             return
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(pid, signal.SIGKILL)
-                return
-            except OSError:
-                continue
+        kill_worker(pid)
 
     return stop
+
+
+def kill_worker(pid: int) -> None:
+    """SIGKILL to a worker's process group (its git children too), or to the worker alone; never raises."""
+    import signal
+
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+            return
+        except OSError:
+            continue
 
 
 def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise: Supervise,
@@ -238,4 +244,4 @@ def run_recall_served(argv: list[str], config_value: Callable[[str, str], object
     return code[0]
 
 
-__all__ = ["enabled", "run_recall_served", "run_served", "socket_path", "start_server"]
+__all__ = ["enabled", "kill_worker", "run_recall_served", "run_served", "socket_path", "start_server"]

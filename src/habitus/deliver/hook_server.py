@@ -252,9 +252,7 @@ def _reap(children: dict[int, float]) -> None:
     now = time.monotonic()
     for pid, limit in list(children.items()):
         if now > limit:
-            for kill in (lambda p=pid: os.killpg(p, signal.SIGKILL), lambda p=pid: os.kill(p, signal.SIGKILL)):
-                with contextlib.suppress(OSError):
-                    kill()
+            hook_client.kill_worker(pid)
 
 
 def _still_ours(path: Path, inode: int) -> bool:
