@@ -209,6 +209,8 @@ def test_recall_without_a_server_runs_alone_and_starts_none(repo: Path, habitus_
     _seed(repo)
     done = _recall(repo, "add a migration", "--cwd", str(repo), env=SERVED)
     assert done.returncode == 0 and b"habitus.recall.api" in done.stderr
+    # a server takes longer than this to listen: the hook's start marker says whether one was started at all
+    assert not os.path.exists(f"{socket_path()}.starting")
     time.sleep(0.5)
     assert not _serving()
 
