@@ -18,7 +18,7 @@ import pytest
 
 from backends import connect
 from habitus.capture.subject import repo_subject
-from habitus.deliver.hook_client import socket_path
+from habitus.deliver.hook_client import PROTOCOL, socket_path
 from habitus.deliver.hook_server import package_fingerprint
 from habitus.store.memory import save_workflows
 
@@ -144,7 +144,7 @@ def test_a_request_from_another_installation_is_refused(server) -> None:
     assert path is not None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
-        header = json.dumps({"v": 1, "event": "UserPromptSubmit", "agent": "claude", "cwd": "/", "env": {},
+        header = json.dumps({"v": PROTOCOL, "event": "UserPromptSubmit", "agent": "claude", "cwd": "/", "env": {},
                              "remaining": 5.0, "package": "/somewhere/else/habitus"}).encode()
         sock.sendall(len(header).to_bytes(8, "big") + header + (0).to_bytes(8, "big"))
         sock.settimeout(10)
@@ -209,6 +209,8 @@ def test_recall_without_a_server_runs_alone_and_starts_none(repo: Path, habitus_
     _seed(repo)
     done = _recall(repo, "add a migration", "--cwd", str(repo), env=SERVED)
     assert done.returncode == 0 and b"habitus.recall.api" in done.stderr
+    # a server takes longer than this to listen: the hook's start marker says whether one was started at all
+    assert not os.path.exists(f"{socket_path()}.starting")
     time.sleep(0.5)
     assert not _serving()
 

@@ -1,20 +1,20 @@
 """CLI command `habitus recall "TASK" --cwd PATH`: the hand-over a task would get, as text or `--json`.
 
 The console script and `python -m habitus.recall` do not load Typer for it: they run
-`habitus.cli.recall_fast` (`run_recall`, `run_fast`, re-exported here), which this command shares.
+`habitus.cli.recall_fast` (`run_recall`), whose hand-over and text this command shares.
 """
 
 from __future__ import annotations
 
 from pathlib import Path  # resolved at run time by Typer (`register`)
 
-from habitus.cli.recall_fast import hand_over, print_text, run_fast, run_recall
+from habitus.cli.recall_fast import hand_over, print_text, run_fast
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["register", "run_fast", "run_recall"]
+__all__ = ["register", "run_fast"]  # run_fast: tests/untrusted import it from here
 
 
 def register(app: typer.Typer) -> None:

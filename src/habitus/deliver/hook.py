@@ -230,9 +230,8 @@ def _read_frame(fd: int, deadline: float) -> bytes:
 
 def _run_forked(event: str, agent: str, raw: bytes, deadline: float, budget: float) -> None:
     """Run the event in a child process; print its output when it answers before the deadline."""
-    import signal
-
     from habitus.deliver.hook_child import serve_child
+    from habitus.deliver.hook_client import kill_worker  # loaded already: the server was asked first
 
     answer_r, answer_w = os.pipe()  # child → parent: one length-prefixed JSON frame, then b"C" once committed
     ack_r, ack_w = os.pipe()        # parent → child: b"1" when the output was written, b"0" when not
@@ -250,7 +249,7 @@ def _run_forked(event: str, agent: str, raw: bytes, deadline: float, budget: flo
     os.close(answer_w)
     os.close(ack_r)
     try:
-        supervise(answer_r, ack_w, deadline, event, agent, lambda: _kill(pid, signal.SIGKILL))
+        supervise(answer_r, ack_w, deadline, event, agent, lambda: kill_worker(pid))
     finally:
         os.close(answer_r)
         os.close(ack_w)
@@ -289,15 +288,6 @@ def _wait_for_commit(fd: int, deadline: float, event: str, agent: str) -> None:
     ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
     if not ready:
         log_line(event, agent, "printed; the hand-over log was still committing at the deadline")
-
-
-def _kill(pid: int, sig: int) -> None:
-    for target in (lambda: os.killpg(pid, sig), lambda: os.kill(pid, sig)):
-        try:
-            target()
-            return
-        except OSError:
-            continue
 
 
 def _run_threaded(event: str, agent: str, raw: bytes, deadline: float, budget: float) -> None:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
     Supervise = Callable[[int, int, float, str, str, Callable[[], None]], None]
 
-PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # as hook_server.PACKAGE
+PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the server serves only its own package
+PROTOCOL = 1  # the frames' version: a server refuses another
 SWITCH_ENV = "HABITUS_HOOK_SERVER"
 START_GAP_S = 10.0  # a hook starts a server at most this often
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 108 bytes
@@ -45,16 +46,21 @@ def _private_dir(path: str) -> str | None:
     return path
 
 
+def _temporary_socket(home: str) -> str:
+    """Where `home`'s socket is when the one under its `run/` would be too long for AF_UNIX."""
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"habitus-{os.getuid()}",
+                        f"hook-{zlib.crc32(os.fsencode(home)):08x}.sock")
+
+
 def socket_path() -> str | None:
     """This home's server socket (under `run/`, or a private temporary folder when that path is too long)."""
     from habitus.store.home import home_dir
 
     home = home_dir()
     path = os.path.join(home, "run", "hook.sock")
-    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
-        return path if _private_dir(os.path.dirname(path)) else None
-    folder = _private_dir(os.path.join(os.environ.get("TMPDIR") or "/tmp", f"habitus-{os.getuid()}"))
-    return None if folder is None else os.path.join(folder, f"hook-{zlib.crc32(os.fsencode(home)):08x}.sock")
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        path = _temporary_socket(home)
+    return path if _private_dir(os.path.dirname(path)) else None
 
 
 def stop_server() -> bool:
@@ -65,9 +71,7 @@ def stop_server() -> bool:
     if not hasattr(os, "getuid"):
         return False  # no server runs where there are no Unix sockets (`enabled`)
     home = home_dir()
-    candidates = [os.path.join(home, "run", "hook.sock"),
-                  os.path.join(os.environ.get("TMPDIR") or "/tmp", f"habitus-{os.getuid()}",
-                               f"hook-{zlib.crc32(os.fsencode(home)):08x}.sock")]
+    candidates = [os.path.join(home, "run", "hook.sock"), _temporary_socket(home)]
     removed = False
     for path in candidates:
         try:
@@ -137,7 +141,6 @@ def _stopper(sock: Any, pid: int) -> Callable[[], None]:
     connection is closed), so a pid the server has reaped and reused is never hit."""
 
     def stop() -> None:
-        import signal
         import socket
 
         try:
@@ -146,14 +149,21 @@ def _stopper(sock: Any, pid: int) -> Callable[[], None]:
                 return
         except OSError:
             return
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(pid, signal.SIGKILL)
-                return
-            except OSError:
-                continue
+        kill_worker(pid)
 
     return stop
+
+
+def kill_worker(pid: int) -> None:
+    """SIGKILL to a worker's process group (its git children too), or to the worker alone; never raises."""
+    import signal
+
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+            return
+        except OSError:
+            continue
 
 
 def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise: Supervise,
@@ -178,7 +188,7 @@ def run_served(event: str, agent: str, raw: bytes, deadline: float, *, supervise
         try:
             sock.settimeout(max(0.05, deadline - time.monotonic()))
             sock.connect(path)
-            header = json.dumps({"v": 1, "event": event, "agent": agent, "cwd": cwd, "env": dict(os.environ),
+            header = json.dumps({"v": PROTOCOL, "event": event, "agent": agent, "cwd": cwd, "env": dict(os.environ),
                                  "remaining": deadline - time.monotonic(), "package": PACKAGE}).encode()
             sock.sendall(len(header).to_bytes(8, "big") + header + len(raw).to_bytes(8, "big") + raw)
             pid = _accepted(sock, deadline, timeout_error)
@@ -217,8 +227,8 @@ def run_recall_served(argv: list[str], config_value: Callable[[str, str], object
     try:
         sock.settimeout(2.0)
         sock.connect(path)
-        header = json.dumps({"v": 1, "command": "recall", "argv": list(argv), "cwd": cwd, "env": dict(os.environ),
-                             "streams": streams, "package": PACKAGE}).encode()
+        header = json.dumps({"v": PROTOCOL, "command": "recall", "argv": list(argv), "cwd": cwd,
+                             "env": dict(os.environ), "streams": streams, "package": PACKAGE}).encode()
         socket.send_fds(sock, [len(header).to_bytes(8, "big") + header], [0, 1, 2])
         if sock.recv(1) != b"A":
             return None
@@ -234,4 +244,4 @@ def run_recall_served(argv: list[str], config_value: Callable[[str, str], object
     return code[0]
 
 
-__all__ = ["enabled", "run_recall_served", "run_served", "socket_path", "start_server"]
+__all__ = ["enabled", "kill_worker", "run_recall_served", "run_served", "socket_path", "start_server"]

@@ -40,14 +40,14 @@ import zlib
 from pathlib import Path
 from typing import NoReturn
 
-from habitus.deliver.hook_client import socket_path
+from habitus.deliver import hook_client
+from habitus.deliver.hook_client import PROTOCOL, socket_path
 
 IDLE_ENV = "HABITUS_HOOK_SERVER_IDLE_S"
 DEFAULT_IDLE_S = 1800.0
-PROTOCOL = 1
 ORPHAN_GRACE_S = 30.0  # a worker whose hook went away without a word ends this long after the hook's deadline
 CHILD_LIMIT_S = 900.0  # a child still running after this is killed (an event ends itself at its deadline)
-PACKAGE = Path(__file__).resolve().parents[1]
+PACKAGE = Path(hook_client.PACKAGE)
 PRELOAD = ("habitus.deliver.events", "habitus.deliver.before_edit", "habitus.deliver.compaction",
            "habitus.deliver.traps", "habitus.deliver.hook_child", "habitus.recall.api", "habitus.recall.look",
            "habitus.recall.where", "habitus.recall.handover", "habitus.recall.render", "habitus.recall.cache",
@@ -252,9 +252,7 @@ def _reap(children: dict[int, float]) -> None:
     now = time.monotonic()
     for pid, limit in list(children.items()):
         if now > limit:
-            for kill in (lambda p=pid: os.killpg(p, signal.SIGKILL), lambda p=pid: os.kill(p, signal.SIGKILL)):
-                with contextlib.suppress(OSError):
-                    kill()
+            hook_client.kill_worker(pid)
 
 
 def _still_ours(path: Path, inode: int) -> bool:
