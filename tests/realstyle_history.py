@@ -6,8 +6,11 @@ is not set up yet when a module fixture runs), so nothing reaches ~/.habitus.
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,3 +53,22 @@ def build(root: Path, *, sessions: int = 36, seed: int = 0, learn: bool = True) 
             finally:
                 conn.close()
     return LearnedRealStyle(rs=rs, home=home, db=db, report=report)
+
+
+def clone_of(learned: LearnedRealStyle, dest: Path) -> Path:
+    """A clone of the learned repo (same root commit, so the same memory) that a test may change."""
+    subprocess.run(["git", "clone", "-q", str(learned.repo), str(dest)], check=True)
+    for args in (["config", "user.email", "t@example.invalid"], ["config", "user.name", "t"]):
+        subprocess.run(["git", "-C", str(dest), *args], check=True)
+    return dest
+
+
+def recall_in(learned: LearnedRealStyle, task: str, cwd: Path, *, connect: Callable[[Path], Any], **kw: object):  # noqa: ANN201
+    """`habitus.recall.recall` of `task` at `cwd` on the learned store (opened with `connect`), logging nothing."""
+    from habitus.recall import recall
+
+    conn = connect(learned.db)
+    try:
+        return recall(task, cwd=cwd, conn=conn, log=False, **kw)  # type: ignore[arg-type]
+    finally:
+        conn.close()

@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.realstyle_history import LearnedRealStyle, build
+from tests.realstyle_history import LearnedRealStyle, build, clone_of, recall_in
 
 from backends import Backend, connect, home_env
-from habitus.recall import recall
 from habitus.recall.handover import quote, traps_section
 from habitus.recall.look import Look
 
@@ -54,19 +53,11 @@ def learned(tmp_path_factory: pytest.TempPathFactory, backend: str) -> LearnedRe
 @pytest.fixture
 def work(learned: LearnedRealStyle, tmp_path: Path) -> Path:
     """A clone of the learned repo (same root commit, so the same memory) that a test may change."""
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(learned.repo), str(clone)], check=True)
-    for args in (["config", "user.email", "t@example.invalid"], ["config", "user.name", "t"]):
-        subprocess.run(["git", "-C", str(clone), *args], check=True)
-    return clone
+    return clone_of(learned, tmp_path / "clone")
 
 
-def _recall(learned: LearnedRealStyle, task: str, cwd: Path, **kw: object):
-    conn = connect(learned.db)
-    try:
-        return recall(task, cwd=cwd, conn=conn, log=False, **kw)  # type: ignore[arg-type]
-    finally:
-        conn.close()
+def _recall(learned: LearnedRealStyle, task: str, cwd: Path, **kw: object):  # noqa: ANN202
+    return recall_in(learned, task, cwd, connect=connect, **kw)
 
 
 def test_a_plan_naming_a_file_gets_it_with_why_and_the_repos_checks(learned: LearnedRealStyle, work: Path) -> None:

@@ -14,12 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.realstyle_history import LearnedRealStyle, build
+from tests.realstyle_history import LearnedRealStyle, build, clone_of, recall_in
 
 import habitus.index.code as code_module
 from habitus.index.code import repo_cache_dir
 from habitus.index.snapshot import CodeSnapshot, SnapshotError, snapshot_name
-from habitus.recall import recall
 from habitus.recall.prebuild import prebuild, request_prebuild
 from habitus.store.sqlite import connect
 
@@ -45,11 +44,7 @@ def learned(tmp_path_factory: pytest.TempPathFactory) -> LearnedRealStyle:
 
 @pytest.fixture
 def work(learned: LearnedRealStyle, tmp_path: Path) -> Path:
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(learned.repo), str(clone)], check=True)
-    for args in (["config", "user.email", "t@example.invalid"], ["config", "user.name", "t"]):
-        subprocess.run(["git", "-C", str(clone), *args], check=True)
-    return clone
+    return clone_of(learned, tmp_path / "clone")
 
 
 @pytest.fixture(autouse=True)
@@ -70,12 +65,8 @@ def _snapshot(learned: LearnedRealStyle, work: Path) -> Path:
     return repo_cache_dir(_key(learned)) / snapshot_name(_git(work, "rev-parse", "HEAD"))
 
 
-def _recall(learned: LearnedRealStyle, task: str, cwd: Path, **kw: object):
-    conn = connect(learned.db)
-    try:
-        return recall(task, cwd=cwd, conn=conn, log=False, **kw)  # type: ignore[arg-type]
-    finally:
-        conn.close()
+def _recall(learned: LearnedRealStyle, task: str, cwd: Path, **kw: object):  # noqa: ANN202
+    return recall_in(learned, task, cwd, connect=connect, **kw)
 
 
 def _exact(result) -> tuple:  # noqa: ANN001 - a RecallResult
