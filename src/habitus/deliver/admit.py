@@ -86,7 +86,7 @@ _FENCE_LINE = re.compile(r"^\s*(?:```|~~~)")
 def mentions(instructions: str) -> list[str]:
     """The commands an instruction text names: its code spans and the lines of its fenced code blocks (a `#`
     comment and a leading `$ ` left out)."""
-    out = [_norm(m.group(1)) for m in _SPAN.finditer(instructions)]
+    out = commands_in(instructions)
     fenced = False
     for line in instructions.splitlines():
         if _FENCE_LINE.match(line):

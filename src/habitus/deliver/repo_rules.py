@@ -1,7 +1,7 @@
 """Rule candidates from the repo's conventions (`habitus.learn.conventions`): the checks to run, the traps to avoid.
 
 Two kinds of general fact about a repo make a rule a maintainer would accept, each worded by habitus from what
-the sessions *ran* (the failing call's output stays evidence, DESIGN §2.8):
+the sessions *ran* (the failing call's output stays evidence, docs/architecture.md §2.8):
 
 - **checks**: "Before committing, run `cd src && go test ./...` and `cd src && golangci-lint run ./...`." — the
   checks that at least `MIN_CHECK_SHARE` of the tasks that ran any check ran and passed, each in ≥ 3 tasks of ≥ 2

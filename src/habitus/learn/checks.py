@@ -140,12 +140,17 @@ def _word(word: str) -> str:
     return word if _SAFE_WORD.match(word) else shlex.quote(word)
 
 
+def _from_root(text: str, folder: str) -> str:
+    """A command run in a repo folder as run from the root (`cd src && …`; the root: as it is)."""
+    return f"cd {_word(folder)} && {text}" if folder else text
+
+
 def portable_simple(cmd: Command, folder: str | None) -> str | None:
     """The simple command as a form another checkout runs from the repo root, or None (see the module)."""
     if folder is None:
         return None
     words = list(cmd.words)
-    settings = [a for a in cmd.assignments]
+    settings = list(cmd.assignments)
     while words and words[0] == "env":  # `env A=b go test`: the settings are the command's
         words = words[1:]
         while words and "=" in words[0] and not words[0].startswith("-"):
@@ -153,8 +158,7 @@ def portable_simple(cmd: Command, folder: str | None) -> str | None:
     settings = [s for s in settings if not _UNPORTABLE.search(s.split("=", 1)[1])]
     if not words or any(_UNPORTABLE.search(w) for w in words):
         return None
-    text = " ".join([*settings, *(_word(w) for w in words)])
-    return f"cd {_word(folder)} && {text}" if folder else text
+    return _from_root(" ".join([*settings, *(_word(w) for w in words)]), folder)
 
 
 def portable_command(command: str, folder: str | None, root: str | None) -> str | None:
@@ -172,8 +176,7 @@ def portable_command(command: str, folder: str | None, root: str | None) -> str 
     where = dirs.pop()
     if where is None:
         return None
-    text = " && ".join(f for f in forms if f)
-    return f"cd {_word(where)} && {text}" if where else text
+    return _from_root(" && ".join(f for f in forms if f), where)
 
 
 @functools.lru_cache(maxsize=16384)

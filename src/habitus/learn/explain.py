@@ -16,25 +16,25 @@ def _plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-def _rejected(verdict: dict[str, Any], in_use: int) -> str:
+def _replayed(verdict: dict[str, Any], lead: str, memory: str, negatives: str) -> str:
+    """What the replay gate measured of a build: places found, and hand-overs to tasks that needed nothing."""
     c, m = verdict["candidate"], verdict["current"]
-    said = (f"the new workflows were not used: replayed on {_plural(c['tasks'], 'past task')}, they pointed to "
-            f"{c['found']} of the {c['edited']} places those tasks edited (the memory in use: {m['found']})")
+    said = (f"{lead}: replayed on {_plural(c['tasks'], 'past task')}, they pointed to "
+            f"{c['found']} of the {c['edited']} places those tasks edited ({memory}: {m['found']})")
     if c["negatives"]:
         said += (f" and handed something to {c['false_retrievals']} of {c['negatives']} tasks that needed nothing "
-                 f"(in use: {m['false_retrievals']})")
+                 f"({negatives}: {m['false_retrievals']})")
+    return said
+
+
+def _rejected(verdict: dict[str, Any], in_use: int) -> str:
+    said = _replayed(verdict, "the new workflows were not used", "the memory in use", "in use")
     keeps = f"the {_plural(in_use, 'workflow')} in use stay" if in_use else "no workflow is in use"
     return f"{said}, so {keeps} (`habitus learn --show-rejected` lists the build, #{verdict.get('rejected_id')})"
 
 
 def _accepted(verdict: dict[str, Any]) -> str:
-    c, m = verdict["candidate"], verdict["current"]
-    said = (f"these workflows are now in use: replayed on {_plural(c['tasks'], 'past task')}, they pointed to "
-            f"{c['found']} of the {c['edited']} places those tasks edited (the memory before: {m['found']})")
-    if c["negatives"]:
-        said += (f" and handed something to {c['false_retrievals']} of {c['negatives']} tasks that needed nothing "
-                 f"(before: {m['false_retrievals']})")
-    return said
+    return _replayed(verdict, "these workflows are now in use", "the memory before", "before")
 
 
 def _workflows(data: dict[str, Any]) -> list[str]:

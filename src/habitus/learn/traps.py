@@ -30,7 +30,16 @@ from dataclasses import dataclass
 from habitus.core.commands import edits_files
 from habitus.core.record import CommandFact, Record
 from habitus.core.repomap import Trap
-from habitus.learn.checks import CheckRun, check_of, check_runs, is_fixer
+from habitus.learn.checks import (
+    CheckRun,
+    check_of,
+    check_runs,
+    is_fixer,
+    portable_command,
+    portable_simple,
+    runs_of,
+    unfixed,
+)
 
 MIN_TRAP_TASKS = 2
 MAX_TRAPS = 8
@@ -95,8 +104,6 @@ def _code_between(rec: Record, low: int, high: int) -> bool:
 
 def _fixes(fact: CommandFact, failed: CheckRun, root: str | None) -> bool:
     """Whether a command is a fixer of the failed check (the same identity once its fixing words are gone)."""
-    from habitus.learn.checks import runs_of, unfixed
-
     if not is_fixer(fact.command):
         return False
     runs = runs_of(CommandFact(unfixed(fact.command), dir=fact.dir), root)
@@ -111,8 +118,6 @@ def classify(rec: Record, runs: list[CheckRun], i: int) -> tuple[str | None, str
         fixer = next((c for c in rec.commands if c.index > failed.index and c.ok and _fixes(c, failed, rec.cwd)), None)
         if fixer is None or _code_between(rec, failed.index, fixer.index):
             return None, "unresolved"
-        from habitus.learn.checks import portable_command
-
         fix = portable_command(fixer.command, fixer.dir, rec.cwd)
         return (fix, "first") if fix else (None, "unresolved")
     low, high = failed.index, nxt.index
@@ -124,8 +129,6 @@ def classify(rec: Record, runs: list[CheckRun], i: int) -> tuple[str | None, str
         if before != after or (narrowed_after and not narrowed_before):
             return None, "narrower"
         return nxt.form, "instead" if nxt.form else "rerun"
-    from habitus.learn.checks import portable_command
-
     setup = [c for c in rec.commands if low < c.index < high and c.ok and not check_of(c.command)
              and not _lookup(c.command)]
     if setup:
@@ -139,7 +142,6 @@ def _setup_before(rec: Record, passed: CheckRun) -> str | None:
     """The commands that ran before the passing check on its own line (neither checks nor look-ups), as another
     checkout runs them; None when there are none."""
     from habitus.core.shell import Command
-    from habitus.learn.checks import portable_simple
     from habitus.learn.shelldir import command_dirs
 
     fact = next((c for c in rec.commands if c.index == passed.index), None)
@@ -159,17 +161,20 @@ def _setup_before(rec: Record, passed: CheckRun) -> str | None:
 
 def occurrences(records: list[Record]) -> list[Occurrence]:
     """Every failure of a check with a signature, in the given records, classified."""
+    return [occ for rec in records for occ in _record_occurrences(rec, check_runs(rec.commands, rec.cwd))]
+
+
+def _record_occurrences(rec: Record, runs: list[CheckRun]) -> list[Occurrence]:
+    """The classified failures with a signature among one record's check runs (`runs`: its `check_runs`)."""
     out = []
-    for rec in records:
-        runs = check_runs(rec.commands, rec.cwd)
-        for i, run in enumerate(runs):
-            if run.passed is not False or run.dir is None or not run.form or protocol_error(run.error):
-                continue
-            signature = signature_line(run.error)
-            if not signature:
-                continue
-            fix, how = classify(rec, runs, i)
-            out.append(Occurrence(rec, run, signature, fix, how))
+    for i, run in enumerate(runs):
+        if run.passed is not False or run.dir is None or not run.form or protocol_error(run.error):
+            continue
+        signature = signature_line(run.error)
+        if not signature:
+            continue
+        fix, how = classify(rec, runs, i)
+        out.append(Occurrence(rec, run, signature, fix, how))
     return out
 
 
@@ -189,13 +194,13 @@ def learn_traps(records: list[Record]) -> list[Trap]:
     """The traps of a repo's (or a workflow's) task records, most tasks first (see the module docstring)."""
     from habitus.learn.pitfalls import session_key
 
-    found = occurrences(records)
     by_signature: dict[tuple[tuple[str, str, str], str], list[Occurrence]] = defaultdict(list)
-    for occ in found:
-        by_signature[(occ.run.identity, occ.signature)].append(occ)
     ran: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
     for rec in records:
-        for identity in {r.identity for r in check_runs(rec.commands, rec.cwd)}:
+        runs = check_runs(rec.commands, rec.cwd)  # once per record: occurrences and the tasks that ran each check
+        for occ in _record_occurrences(rec, runs):
+            by_signature[(occ.run.identity, occ.signature)].append(occ)
+        for identity in {r.identity for r in runs}:
             ran[identity].append(rec)
     traps = []
     for (identity, _), items in by_signature.items():
